@@ -178,6 +178,15 @@ class HolderBump:
         m = np.floor(self.C_M * float(G) ** (self.d - self.gamma * self.beta) + 1e-9)
         return int(max(1, min(G ** self.d, m)))
 
+    def construction_valid(self, G: int) -> bool:
+        """Whether (47) holds uncapped: C_M h^(γβ−d) ≤ G^d.
+
+        Where the cap m = G^d binds, every cube carries a bump and the
+        instance no longer has the γ-margin scaling of the construction; such
+        points are kept in the outputs but left out of the rate fits.
+        """
+        return self.C_M * float(G) ** (self.d - self.gamma * self.beta) <= G ** self.d + 1e-9
+
     def bump_cubes(self, G: int) -> tuple:
         m = self.n_bumps(G)
         return tuple(int(i) for i in np.floor(np.arange(m) * (G ** self.d / m)))
@@ -254,6 +263,12 @@ class SmoothMargin:
         check(h_scale > 0, "h_scale", h_scale, "> 0")
         self.d, self.beta, self.gamma, self.K = int(d), float(beta), float(gamma), int(K)
         self.A, self.h_scale = float(A), float(h_scale)
+
+    def n_bumps(self, G=None) -> int:
+        return 0
+
+    def construction_valid(self, G=None) -> bool:
+        return True
 
     def draw(self, rng, G=None) -> "SmoothInstance":
         return SmoothInstance(self)

@@ -189,7 +189,9 @@ def build_experiment(cfg: DictConfig) -> Experiment:
 
     points = make_points(name, cell, OmegaConf.to_container(grid, resolve=True),
                          first.beta, first.h_scale)
-    points = [replace(p, G_est=estimator.n_cubes(cell, p.N, p.eps, first.beta, p.d)) for p in points]
+    points = [replace(p, G_est=estimator.n_cubes(cell, p.N, p.eps, first.beta, p.d),
+                      in_regime=p.in_regime and distributions[p.d].construction_valid(p.G))
+              for p in points]
     mechanisms = {}
     for p in points:
         if p.eps not in mechanisms:

@@ -26,7 +26,7 @@ from scipy import stats
 __all__ = ["summarize", "fit_slope", "fit_rates", "verdict"]
 
 POINT_KEYS = ["experiment", "cell", "axis", "d", "N", "eps", "N_requested", "eps_requested",
-              "G", "G_est", "beta", "gamma", "p", "K", "minimax_hard", "in_regime"]
+              "G", "G_est", "bumps", "beta", "gamma", "p", "K", "minimax_hard", "in_regime"]
 
 
 def summarize(trials: pd.DataFrame) -> pd.DataFrame:

@@ -50,7 +50,7 @@ def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, 
         "excess_risk": model.excess_risk(predictions),
         "regret_fraction": model.regret_fraction(predictions),
         "path": path,
-        "seconds": time.perf_counter() - start,
+        "seconds": round(time.perf_counter() - start, 6),
     }
 
 
@@ -85,6 +85,7 @@ def _point_columns(exp: Experiment, point: Point) -> dict:
         "h": point.h,
         "G": point.G,
         "G_est": point.G_est,
+        "bumps": dist.n_bumps(point.G),
         "k": np.nan,
         "T": np.nan,
         "in_regime": point.in_regime,

@@ -1,0 +1,43 @@
+# labeldp-sim: `make sweep` and `make test` are all a fresh clone needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+# The default suite: the five classification cells of Table I.
+EXPERIMENTS ?= cls_nonprivate cls_label_ldp cls_label_cdp cls_full_ldp cls_full_cdp
+ARGS ?=
+
+.PHONY: install sweep test test-slow bench clean clean-results
+
+# (Re)create the virtual environment when it is missing or pyproject.toml changed.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+sweep: $(STAMP)
+	@for e in $(EXPERIMENTS); do \
+	  echo "== $$e"; \
+	  $(BIN)/python -m labeldp_sim experiment=$$e $(ARGS) || exit $$?; \
+	done
+	@echo "report: results/table1.md"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_paths.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache results/.multirun
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+clean-results:
+	rm -rf results/*/ results/table1.md results/table1.csv
