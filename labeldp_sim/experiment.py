@@ -184,7 +184,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     mech_node = OmegaConf.to_container(cfg.mechanism, resolve=True)
     est_node = OmegaConf.to_container(cfg.estimator, resolve=True)
     estimator = _build("estimator", est_node)
-    check(cell.task in estimator.tasks, "estimator", est_node.get("name"),
+    check(cell.task in getattr(estimator, "tasks", ()), "estimator", est_node.get("name"),
           f"an estimator for {cell.task}")
 
     points = make_points(name, cell, OmegaConf.to_container(grid, resolve=True),
@@ -197,7 +197,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
         if p.eps not in mechanisms:
             mechanisms[p.eps] = _build("mechanism", mech_node, epsilon=p.eps)
     mech = next(iter(mechanisms.values()))
-    if cell.task not in mech.tasks or mech.privacy != cell.privacy:
+    if cell.task not in getattr(mech, "tasks", ()) or getattr(mech, "privacy", None) != cell.privacy:
         raise ConfigError("mechanism", mech_node.get("name"),
                           _matching_mechanisms(cell) or f"a {cell.privacy} mechanism")
     if runner.path == "per_sample":

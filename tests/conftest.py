@@ -1,0 +1,22 @@
+"""Shared fixtures: compose configs with Hydra's compose API."""
+
+from __future__ import annotations
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from labeldp_sim.experiment import CONF_DIR
+
+
+@pytest.fixture
+def make_cfg():
+    """make_cfg(overrides) -> composed DictConfig (no Hydra app, no side effects)."""
+
+    def _compose(overrides=()):
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose(config_name="config", overrides=list(overrides))
+
+    return _compose
+
+
+SMALL_GRID = ["grid.reps=12", "grid.d=[1]", "runner.n_jobs=1", "runner.progress=false"]

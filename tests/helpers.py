@@ -1,0 +1,9 @@
+"""Test-only classes referenced by ``_target_`` overrides."""
+
+from labeldp_sim.mechanisms import RAPPOR
+
+
+class RegressionOnlyRAPPOR(RAPPOR):
+    """A label-LDP mechanism that claims to fit regression only."""
+
+    tasks = ("regression",)
