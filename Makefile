@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-# The default suite: the five classification cells of Table I.
-EXPERIMENTS ?= cls_nonprivate cls_label_ldp cls_label_cdp cls_full_ldp cls_full_cdp
+# The default suite (experiments/default.txt): the five classification cells of Table I.
+SUITE ?= experiments/default.txt
+EXPERIMENTS ?= $(shell cat $(SUITE))
 ARGS ?=
 
 .PHONY: install sweep test test-slow bench clean clean-results

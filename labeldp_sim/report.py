@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -53,6 +54,7 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
                         label=f"theory {r.theory:.3f} [{r.verdict}]")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("N" if axis == "N" else "ε")
         ax.set_ylabel("mean excess risk")
         ax.grid(True, which="both", alpha=0.3)
