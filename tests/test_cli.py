@@ -76,3 +76,33 @@ def test_bad_input_exits_with_one_line(tmp_path, args, key):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and key in lines[0] and "allowed" in lines[0], proc.stderr
     assert not (tmp_path / "cls_label_ldp").exists()  # nothing computed
+
+
+def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
+    import signal
+    import time
+
+    args = ["experiment=cls_label_cdp", "grid.reps=6000", "grid.d=[1]", "runner.n_jobs=2",
+            "runner.chunk=100", "runner.progress=false", f"paths.results_dir={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    partial = tmp_path / "cls_label_cdp" / "trials.partial.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (partial.exists() and partial.stat().st_size > 20_000):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the sweep finished before the interrupt arrived")
+    assert "interrupted" in err and partial.exists()
+    kept = pd.read_csv(partial)
+    assert 0 < len(kept) < 5 * 6000
+    rerun = subprocess.run([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    trials = pd.read_csv(tmp_path / "cls_label_cdp" / "trials.csv").set_index("seed_key")
+    assert len(trials) == 5 * 6000 and not partial.exists()
+    again = trials.loc[kept.seed_key]
+    assert (again.seconds.to_numpy() == kept.seconds.to_numpy()).all()  # reused, not recomputed
