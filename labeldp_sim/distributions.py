@@ -28,7 +28,8 @@ import scipy.sparse as sp
 
 from .errors import check
 
-__all__ = ["CellModel", "HolderBump", "SmoothMargin", "cube_index"]
+__all__ = ["CellModel", "HolderBump", "SmoothMargin", "cube_index", "RegressionCellModel",
+           "BoundedBump", "HeavyTailBump", "NoisyRegression"]
 
 
 @dataclass
@@ -86,18 +87,21 @@ def _tilt_model(n_cells, cells, mass, W, comp_class, K) -> CellModel:
     return CellModel(n_cells, cells, mass, class_probs, regret)
 
 
-def _cos2_antiderivative(u):
-    """Φ(u) = ∫_{-1/2}^{u} cos²(πs) ds for the 1-d bump, u clipped to [-1/2, 1/2]."""
+def _cos2_antiderivative(u, power=1):
+    """∫_{-1/2}^{u} cos^(2·power)(πs) ds for the 1-d bump (power 1: φ, 2: φ²), u clipped."""
     u = np.clip(u, -0.5, 0.5)
-    return u / 2 + np.sin(2 * np.pi * u) / (4 * np.pi) + 0.25
+    if power == 1:
+        return u / 2 + np.sin(2 * np.pi * u) / (4 * np.pi) + 0.25
+    return (3 * u / 8 + np.sin(2 * np.pi * u) / (4 * np.pi) + np.sin(4 * np.pi * u) / (32 * np.pi)
+            + 3 / 16)
 
 
 @lru_cache(maxsize=64)
-def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple):
+def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, power: int = 1):
     """Sparse overlap of the estimator's cubes with the bump cubes.
 
-    Returns (cells, W) with W[r, k] = ∫_{B_r ∩ bump k} φ((x − c_k)/h) dx,
-    φ(u) = Π cos²(π u_i) (so ‖φ‖₁ = 2^(−d)), h = 1/G_dist.
+    Returns (cells, W) with W[r, k] = ∫_{B_r ∩ bump k} φ^power((x − c_k)/h) dx,
+    φ(u) = Π cos²(π u_i) (so ‖φ‖₁ = 2^(−d), ‖φ‖₂² = (3/8)^d), h = 1/G_dist.
     """
     bump_multi = np.array(np.unravel_index(np.array(bumps), (G_dist,) * d)).T  # (m, d)
     # Per axis: for each bump coordinate k, the est intervals it meets and the 1-d integrals.
@@ -109,8 +113,8 @@ def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple):
         est = np.arange(a0, min(a1, G_est))
         left, right = est / G_est, (est + 1) / G_est
         centre = (k + 0.5) / G_dist
-        vals = (_cos2_antiderivative((np.minimum(right, hi) - centre) * G_dist)
-                - _cos2_antiderivative((np.maximum(left, lo) - centre) * G_dist)) / G_dist
+        vals = (_cos2_antiderivative((np.minimum(right, hi) - centre) * G_dist, power)
+                - _cos2_antiderivative((np.maximum(left, lo) - centre) * G_dist, power)) / G_dist
         keep = vals > 0
         per_axis[int(k)] = (est[keep], vals[keep])
     rows, cols, data = [], [], []
@@ -161,6 +165,8 @@ class HolderBump:
 
     task = "classification"
     minimax_hard = True
+    supports_sufficient = True
+    p = float("nan")
 
     def __init__(self, d=1, beta=1.0, gamma=1.0, K=2, L=1.0, C_M=4.0, h_scale=1.0):
         check(int(d) == d and d >= 1, "d", d, "integer >= 1")
@@ -253,6 +259,8 @@ class SmoothMargin:
 
     task = "classification"
     minimax_hard = False
+    supports_sufficient = True
+    p = float("nan")
 
     def __init__(self, d=1, beta=1.0, gamma=1.0, K=2, A=0.5, h_scale=1.0):
         check(int(d) == d and d >= 1, "d", d, "integer >= 1")
@@ -301,3 +309,280 @@ class SmoothInstance:
         x1 = X[:, 0]
         g = self.family.A * np.abs(2 * x1 - 1) ** self.kappa
         return X, _tilted_labels(g, (x1 > 0.5).astype(np.int64), self.family.K, rng)
+
+
+# --------------------------------------------------------------------------- regression
+
+
+@dataclass
+class RegressionCellModel:
+    """What the exact squared-error risk (9) of a cube estimator and the counts need.
+
+    Every cube of the estimator's partition is listed (a non-zero estimate on a
+    cube where η = 0 still costs risk).
+
+    Attributes
+    ----------
+    n_cells : int
+    mass : ndarray (R,)
+        P(X ∈ B_r).
+    values : ndarray (V,) or None
+        The finitely many label values, when the label law is discrete.
+    value_probs : ndarray (R, V) or None
+        P(Y = values[v] | X ∈ B_r).
+    eta_int, eta2_int : ndarray (R,)
+        ∫_{B_r} η and ∫_{B_r} η².
+    """
+
+    n_cells: int
+    mass: np.ndarray
+    values: np.ndarray | None
+    value_probs: np.ndarray | None
+    eta_int: np.ndarray
+    eta2_int: np.ndarray
+
+    def excess_risk(self, estimates: np.ndarray) -> float:
+        """Exact (9) for η̂ constant on cubes: Σ_r ∫_{B_r} (η̂_r − η)²."""
+        return float(np.sum(self.mass * estimates ** 2 - 2 * estimates * self.eta_int + self.eta2_int))
+
+
+class _RegressionBump:
+    """Shared part of the regression bump families (Appendix F, J): every cube carries a bump."""
+
+    task = "regression"
+    minimax_hard = True
+    supports_sufficient = True
+    gamma = float("nan")
+
+    def _check_common(self, d, beta, L, h_scale):
+        check(int(d) == d and d >= 1, "d", d, "integer >= 1")
+        check(0 < beta <= 1, "beta", beta, "(0, 1]")
+        check(0 < L <= 1, "L", L, "(0, 1]")
+        check(h_scale > 0, "h_scale", h_scale, "> 0")
+        self.d, self.beta, self.L, self.h_scale = int(d), float(beta), float(L), float(h_scale)
+
+    def n_bumps(self, G: int) -> int:
+        return G ** self.d
+
+    def draw(self, rng, G: int):
+        signs = rng.choice(np.array([-1.0, 1.0]), size=G ** self.d)
+        return RegressionBumpInstance(self, int(G), signs)
+
+
+class BoundedBump(_RegressionBump):
+    r"""Bounded labels Y = ±T with E[Y|x] = η_v(x) (Appendix F, with T in place of 1).
+
+    η_v(x) = Σ_k v_k L h^β φ((x − c_k)/h) over *all* G^d cubes, φ(u) = Π cos²(πu_i);
+    P(Y = T | x) = (1 + η_v(x)/T)/2.  With h tied to N, ε as in (138)/(111) the
+    risk of the cube and kNN estimators scales as h^(2β) (137), (153).
+
+    Parameters
+    ----------
+    d, beta, L, h_scale : as in :class:`HolderBump`
+    T : float > 0
+        Label bound (Assumption 2); needs L ≤ T.
+    """
+
+    labels = "bounded"
+
+    def __init__(self, d=1, beta=1.0, T=1.0, L=1.0, h_scale=1.0):
+        self._check_common(d, beta, L, h_scale)
+        check(np.isfinite(T) and T > 0, "T", T, "> 0")
+        check(L <= T, "L", L, f"<= T = {T} (|η| must stay below the label bound)")
+        self.T, self.p, self.M_p = float(T), float("nan"), float("nan")
+
+    def construction_valid(self, G: int) -> bool:
+        return True
+
+    def label_law(self, G: int):
+        return np.array([-self.T, self.T])
+
+
+class HeavyTailBump(_RegressionBump):
+    r"""Heavy-tailed labels: the three-point law (171) with T_h from (174).
+
+    Y ∈ {−T_h, 0, T_h}, P(Y = ±T_h | x) = (M_p/T_h^p ± η_v(x)/T_h)/2, so
+    E|Y|^p = M_p (172) and E[Y|x] = η_v(x) (173), with
+    T_h = (M_p h^(−β)/2)^(1/(p−1)) (174) growing as h shrinks.
+
+    Parameters
+    ----------
+    d, beta, L, h_scale : as in :class:`BoundedBump`
+    p : float ≥ 2
+        Moment order.
+    M_p : float > 0
+        Moment bound E|Y|^p ≤ M_p.
+    tail_level : float > 0 or None
+        None: T_h from (174) (the private cells' lower bounds).  A number
+        fixes T_h (the non-private lower bound needs no growing tail, and a
+        fixed law keeps the label variance constant across N).
+    """
+
+    labels = "heavy"
+
+    def __init__(self, d=1, beta=1.0, p=3.0, M_p=1.0, L=1.0, h_scale=1.0, tail_level=None):
+        self._check_common(d, beta, L, h_scale)
+        check(np.isfinite(p) and p >= 2, "p", p, ">= 2")
+        check(np.isfinite(M_p) and M_p > 0, "M_p", M_p, "> 0")
+        if tail_level is not None:
+            check(np.isfinite(tail_level) and tail_level > 0, "tail_level", tail_level,
+                  "null (T_h from (174)) or a number > 0")
+            check(tail_level ** p >= M_p, "tail_level", tail_level,
+                  f">= M_p^(1/p) = {M_p ** (1 / p):.4g} (so that P(Y = 0) >= 0)")
+        self.p, self.M_p, self.tail_level = float(p), float(M_p), tail_level
+        self.T = float("nan")
+
+    def tail(self, G: int) -> float:
+        """T_h of (174) at h = 1/G (or the fixed tail level)."""
+        if self.tail_level is not None:
+            return float(self.tail_level)
+        return (self.M_p * float(G) ** self.beta / 2) ** (1 / (self.p - 1))
+
+    def construction_valid(self, G: int) -> bool:
+        """(171) is a law when M_p/T_h^p ≤ 1 and |η| ≤ M_p T_h^(1−p)."""
+        T = self.tail(G)
+        return self.M_p / T ** self.p <= 1 and self.L * (1 / G) ** self.beta <= self.M_p * T ** (1 - self.p) + 1e-12
+
+    def label_law(self, G: int):
+        T = self.tail(G)
+        return np.array([-T, 0.0, T])
+
+
+class RegressionBumpInstance:
+    """One draw η_v of a regression bump family at cube count G."""
+
+    def __init__(self, family, G: int, signs: np.ndarray):
+        self.family, self.G, self.signs = family, G, signs
+        self.height = family.L * (1.0 / G) ** family.beta
+        self.values = family.label_law(G)
+
+    def _probs(self, eta):
+        """P(Y = values[v] | η) for an array of η (local or cube averages)."""
+        fam, values = self.family, self.values
+        if fam.labels == "bounded":
+            up = (1 + eta / fam.T) / 2
+            return np.stack([1 - up, up], axis=-1)
+        T = values[-1]
+        base = fam.M_p / T ** fam.p
+        return np.stack([(base - eta / T) / 2, np.full_like(eta, 1 - base), (base + eta / T) / 2],
+                        axis=-1)
+
+    def cell_model(self, G_est: int) -> RegressionCellModel:
+        d = self.family.d
+        bumps = tuple(range(self.G ** d))
+        n_cells = int(G_est) ** d
+        eta_int = np.zeros(n_cells)
+        eta2_int = np.zeros(n_cells)
+        cells, W1 = _bump_geometry(d, self.G, int(G_est), bumps, 1)
+        eta_int[cells] = self.height * (W1 @ self.signs)
+        cells2, W2 = _bump_geometry(d, self.G, int(G_est), bumps, 2)
+        eta2_int[cells2] = self.height ** 2 * np.asarray(W2.sum(axis=1)).ravel()
+        mass = np.full(n_cells, float(G_est) ** (-d))
+        return RegressionCellModel(n_cells, mass, self.values, self._probs(eta_int / mass),
+                                   eta_int, eta2_int)
+
+    def eta(self, X: np.ndarray) -> np.ndarray:
+        """η_v at each row of X."""
+        G = self.G
+        k = cube_index(X, G)
+        u = X * G - np.minimum(np.floor(X * G), G - 1) - 0.5
+        return self.signs[k] * self.height * np.prod(np.cos(np.pi * u) ** 2, axis=1)
+
+    def sample(self, N: int, rng):
+        X = rng.random((N, self.family.d))
+        cdf = np.cumsum(self._probs(self.eta(X)), axis=1)
+        idx = (rng.random(N)[:, None] > cdf[:, :-1]).sum(axis=1)
+        return X, self.values[idx]
+
+
+class NoisyRegression:
+    r"""A fixed smooth regression function with continuous label noise — *not minimax-hard*.
+
+    η(x) = A sin(2π x₁) (Lipschitz, so β ≤ 1 holds), Y = η(X) + ξ with ξ
+    Gaussian, Student-t or symmetric Pareto.  The instance does not change
+    with N; reports never call a mismatch with Table I a failure.  The noise
+    law is continuous, so trials use the per-sample path.
+
+    Parameters
+    ----------
+    d, beta : as elsewhere (β is used for the estimator's tuning)
+    noise : {"gaussian", "student_t", "pareto"}
+    scale : float > 0
+        σ of the Gaussian, scale of the t, minimum x_m of the Pareto.
+    df : float
+        Student-t degrees of freedom; E|ξ|^p < ∞ needs df > p.
+    alpha : float
+        Pareto shape; E|ξ|^p < ∞ needs alpha > p.
+    p : float ≥ 2
+        Moment order the instance is meant to have.
+    M_p : float > 0
+        Moment bound used by clipping rules (``T: theory``).
+    A : float
+        Amplitude of η.
+    """
+
+    task = "regression"
+    minimax_hard = False
+    supports_sufficient = False
+    labels = "noisy"
+    gamma = float("nan")
+    NOISES = ("gaussian", "student_t", "pareto")
+
+    def __init__(self, d=1, beta=1.0, noise="gaussian", scale=0.5, df=5.0, alpha=4.0, p=3.0,
+                 M_p=1.0, A=0.5, h_scale=1.0):
+        check(int(d) == d and d >= 1, "d", d, "integer >= 1")
+        check(0 < beta <= 1, "beta", beta, "(0, 1]")
+        check(noise in self.NOISES, "noise", noise, self.NOISES)
+        check(np.isfinite(scale) and scale > 0, "scale", scale, "> 0")
+        check(np.isfinite(p) and p >= 2, "p", p, ">= 2")
+        check(np.isfinite(M_p) and M_p > 0, "M_p", M_p, "> 0")
+        if noise == "student_t":
+            check(df > p, "df", df, f"> p = {p} (finite p-th moment)")
+        if noise == "pareto":
+            check(alpha > p, "alpha", alpha, f"> p = {p} (finite p-th moment)")
+        check(h_scale > 0, "h_scale", h_scale, "> 0")
+        self.d, self.beta, self.noise, self.scale = int(d), float(beta), noise, float(scale)
+        self.df, self.alpha, self.p, self.M_p, self.A = float(df), float(alpha), float(p), float(M_p), float(A)
+        self.h_scale, self.T = float(h_scale), float("nan")
+
+    def n_bumps(self, G=None) -> int:
+        return 0
+
+    def construction_valid(self, G=None) -> bool:
+        return True
+
+    def draw(self, rng, G=None):
+        return NoisyRegressionInstance(self)
+
+
+class NoisyRegressionInstance:
+    def __init__(self, family: NoisyRegression):
+        self.family = family
+        self.values = None
+
+    def eta(self, X):
+        return self.family.A * np.sin(2 * np.pi * X[:, 0])
+
+    def noise(self, n, rng):
+        fam = self.family
+        if fam.noise == "gaussian":
+            return fam.scale * rng.standard_normal(n)
+        if fam.noise == "student_t":
+            return fam.scale * rng.standard_t(fam.df, n)
+        sign = rng.choice(np.array([-1.0, 1.0]), size=n)
+        return sign * fam.scale * (1 + rng.pareto(fam.alpha, n))  # symmetric: mean 0
+
+    def sample(self, N, rng):
+        X = rng.random((N, self.family.d))
+        return X, self.eta(X) + self.noise(N, rng)
+
+    def cell_model(self, G_est: int) -> RegressionCellModel:
+        d, G, A = self.family.d, int(G_est), self.family.A
+        edges = np.arange(G + 1) / G
+        # ∫ sin(2πx) and ∫ sin²(2πx) over each interval of the first axis
+        i1 = (np.cos(2 * np.pi * edges[:-1]) - np.cos(2 * np.pi * edges[1:])) / (2 * np.pi)
+        i2 = (np.diff(edges) / 2 - (np.sin(4 * np.pi * edges[1:]) - np.sin(4 * np.pi * edges[:-1])) / (8 * np.pi))
+        first = np.unravel_index(np.arange(G ** d), (G,) * d)[0]
+        other = float(G) ** (-(d - 1))
+        mass = np.full(G ** d, float(G) ** (-d))
+        return RegressionCellModel(G ** d, mass, None, None, A * other * i1[first], A ** 2 * other * i2[first])

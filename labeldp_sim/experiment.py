@@ -33,12 +33,16 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
+# config keys that describe how to tune an object, not constructor arguments
+_NOT_ARGS = ("_target_", "name", "T_scale")
+
+
 def _build(group: str, node, **extra):
     """Instantiate ``node`` (its ``_target_``, minus ``name``) with extra kwargs.
 
     Errors raised by the class's own validation get the group prefix.
     """
-    params = {k: v for k, v in node.items() if k not in ("_target_", "name")}
+    params = {k: v for k, v in node.items() if k not in _NOT_ARGS}
     params.update(extra)
     try:
         cls = get_class(node["_target_"])
@@ -60,7 +64,7 @@ class Experiment:
     ----------
     name, cell : the experiment name and its Table I cell
     distributions : dict d -> distribution object
-    mechanisms : dict eps -> mechanism object
+    mechanisms : dict point id -> mechanism object (ε and clipping level T per point)
     estimator : the estimator
     points : list of :class:`~labeldp_sim.grid.Point`
     reps, seed, path, n_jobs, backend, chunk : runner settings
@@ -75,6 +79,7 @@ class Experiment:
     estimator: object
     points: list
     reps: int
+    reps_per_d: dict
     seed: int
     path: str
     n_jobs: int
@@ -86,11 +91,48 @@ class Experiment:
     tol: float
     min_points: int
 
+    def replicates(self, point: Point) -> int:
+        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``."""
+        return self.reps_per_d.get(point.d, self.reps)
+
     def trial_path(self, point: Point) -> str:
-        """The data path a point's trials use."""
+        """The data path a point's trials use: ``auto`` takes sufficient statistics when
+        both the distribution and the estimator have them."""
         if self.path != "auto":
             return self.path
-        return "sufficient"
+        return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
+
+
+def _sufficient_possible(distribution, estimator) -> bool:
+    return bool(getattr(distribution, "supports_sufficient", False)
+                and getattr(estimator, "supports_sufficient", False))
+
+
+def _clip_level(mech_node, distribution, h):
+    """The mechanism's T at cube side h: a number, or 'theory'.
+
+    'theory': the label bound T for bounded labels (Assumption 2); for heavy
+    tails T = T_scale · (M_p h^(−β)/2)^(1/(p−1)), the tail of (174) — the same
+    law as Theorem 10's T ~ (kε²)^(1/(2p)) and Theorem 12's T ~ (εNh^d)^(1/p)
+    at the cell's h and k.
+    """
+    if "T" not in mech_node:
+        return None
+    T = mech_node["T"]
+    labels = getattr(distribution, "labels", "classes")
+    if T is None:
+        if labels == "bounded":
+            return distribution.T
+        raise ConfigError("mechanism.T", None,
+                          "a clipping level > 0 or 'theory' (labels are not bounded)")
+    if T == "theory":
+        if labels == "bounded":
+            return distribution.T
+        scale = mech_node.get("T_scale", 1.0)
+        check(_positive_number(scale) and scale > 0, "mechanism.T_scale", scale, "> 0")
+        return float(scale) * (distribution.M_p * h ** (-distribution.beta) / 2) ** (1 / (distribution.p - 1))
+    check(_positive_number(T) and float(T) > 0, "mechanism.T", T, "a clipping level > 0 or 'theory'")
+    return float(T)
 
 
 def _positive_number(x) -> bool:
@@ -107,6 +149,8 @@ def _validate_grid(grid) -> None:
         check(isinstance(v, int) and v >= 1, "grid.d", v, "integers >= 1")
     reps = grid.get("reps")
     check(isinstance(reps, int) and reps >= 1, "grid.reps", reps, "integer >= 1")
+    for key, value in (grid.get("reps_per_d") or {}).items():
+        check(isinstance(value, int) and value >= 1, f"grid.reps_per_d.{key}", value, "integer >= 1")
     sweeps = grid.get("sweeps")
     check(sweeps is not None and len(sweeps) > 0, "grid.sweeps", sweeps, "a mapping with keys N and/or eps")
     for axis, sweep in sweeps.items():
@@ -141,7 +185,7 @@ def _matching_mechanisms(cell: Cell) -> list[str]:
     for name in group_options("mechanism"):
         node = OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml")
         try:
-            mech = _build("mechanism", node, epsilon=1.0)
+            mech = _build("mechanism", node, epsilon=1.0, **({"T": 1.0} if "T" in node else {}))
         except ConfigError:
             continue
         if mech.privacy == cell.privacy and cell.task in mech.tasks:
@@ -187,27 +231,44 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     check(cell.task in getattr(estimator, "tasks", ()), "estimator", est_node.get("name"),
           f"an estimator for {cell.task}")
 
+    beta, p_moment = first.beta, first.p
     points = make_points(name, cell, OmegaConf.to_container(grid, resolve=True),
-                         first.beta, first.h_scale)
-    points = [replace(p, G_est=estimator.n_cubes(cell, p.N, p.eps, first.beta, p.d),
-                      in_regime=p.in_regime and distributions[p.d].construction_valid(p.G))
-              for p in points]
+                         beta, first.h_scale, p_moment)
+    tuned = []
+    for pt in points:
+        dist = distributions[pt.d]
+        G_est = estimator.n_cubes(cell, pt.N, pt.eps, beta, pt.d, p_moment)
+        k = float("nan")
+        if hasattr(estimator, "neighbours"):
+            k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
+            check(1 <= k <= pt.N, "estimator.k", k,
+                  f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
+        T = _clip_level(mech_node, dist, pt.h)
+        tuned.append(replace(pt, G_est=G_est, k=k, T=float("nan") if T is None else T,
+                             in_regime=pt.in_regime and dist.construction_valid(pt.G)))
+    points = tuned
+
     mechanisms = {}
-    for p in points:
-        if p.eps not in mechanisms:
-            mechanisms[p.eps] = _build("mechanism", mech_node, epsilon=p.eps)
+    for pt in points:
+        extra = {} if np.isnan(pt.T) else {"T": pt.T}
+        mechanisms[pt.id] = _build("mechanism", mech_node, epsilon=pt.eps, **extra)
     mech = next(iter(mechanisms.values()))
     if cell.task not in getattr(mech, "tasks", ()) or getattr(mech, "privacy", None) != cell.privacy:
         raise ConfigError("mechanism", mech_node.get("name"),
                           _matching_mechanisms(cell) or f"a {cell.privacy} mechanism")
-    if runner.path == "per_sample":
-        too_big = [p.N for p in points if p.N > PER_SAMPLE_MAX_N]
-        check(not too_big, "runner.path", "per_sample",
-              f"auto or sufficient when N > {PER_SAMPLE_MAX_N:,} (grid has N = {max(too_big or [0]):,})")
+    if not _sufficient_possible(first, estimator) and runner.path == "sufficient":
+        raise ConfigError("runner.path", "sufficient",
+                          "auto or per_sample (this distribution/estimator has no sufficient statistics)")
+    if runner.path == "per_sample" or not _sufficient_possible(first, estimator):
+        too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
+        check(not too_big, "runner.path", str(runner.path),
+              f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
 
     return Experiment(
         name=str(name), cell=cell, distributions=distributions, mechanisms=mechanisms,
-        estimator=estimator, points=points, reps=int(grid.reps), seed=int(cfg.seed),
+        estimator=estimator, points=points, reps=int(grid.reps),
+        reps_per_d={int(k): int(v) for k, v in (grid.get("reps_per_d") or {}).items()},
+        seed=int(cfg.seed),
         path=str(runner.path), n_jobs=int(runner.n_jobs), backend=str(runner.backend),
         chunk=int(runner.chunk), progress=bool(runner.progress), config_key=_config_key(cfg),
         labels={g: str(cfg[g].get("name", g)) for g in ("distribution", "mechanism", "estimator")},

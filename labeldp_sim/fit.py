@@ -77,35 +77,44 @@ def fit_slope(x, mean, se, level=0.95) -> dict:
 
 
 def fit_rates(summary: pd.DataFrame, cell, tol: float, min_points: int = 3) -> pd.DataFrame:
-    """One fit row per (axis, d) of ``summary`` with the cell's theory and a verdict."""
+    """One fit row per (axis, d) and statement of the theory, with a verdict each.
+
+    The first statement of each axis is Table I's (``primary``); cells whose
+    exponent the paper states differently elsewhere (Theorem 7 for the central
+    regression cells) get one more row per statement, from the same fit.
+    """
     rows = []
     for (axis, d), group in summary.groupby(["axis", "d"], sort=True):
         if axis not in cell.axes:
             continue
         used = group[group.in_regime & (group["mean"] > 0) & (group.se > 0)]
-        exponent = cell.axes[axis]
-        beta, gamma = float(group.beta.iloc[0]), float(group.gamma.iloc[0])
-        theory = exponent.slope(beta, gamma, int(d))
-        row = {"experiment": group.experiment.iloc[0], "cell": cell.name, "axis": axis, "d": int(d),
-               "beta": beta, "gamma": gamma, "K": int(group.K.iloc[0]),
-               "fixed": (f"eps={group.eps.iloc[0]:g}" if axis == "N" else f"N={group.N.iloc[0]:g}"),
-               "theory": theory, "theory_formula": exponent.formula,
-               "theory_source": exponent.source, "tol": tol,
-               "minimax_hard": bool(group.minimax_hard.iloc[0]),
-               "points": len(used), "points_total": len(group),
-               "x_min": float(used[axis].min()) if len(used) else np.nan,
-               "x_max": float(used[axis].max()) if len(used) else np.nan}
-        if len(used) < min_points:
-            row.update(slope=np.nan, se=np.nan, ci_low=np.nan, ci_high=np.nan, birge=np.nan,
-                       intercept=np.nan, verdict="too few points")
-        else:
+        beta, gamma, p = (float(group[c].iloc[0]) for c in ("beta", "gamma", "p"))
+        fitted = None
+        if len(used) >= min_points:
             fitted = fit_slope(used[axis], used["mean"], used["se"])
-            row.update(fitted)
-            row["verdict"] = verdict(fitted["ci_low"], fitted["ci_high"], theory, tol)
-            if not row["minimax_hard"] and row["verdict"] != "consistent":
-                row["verdict"] += " (not minimax-hard)"
-        rows.append(row)
-    cols = ["experiment", "cell", "axis", "d", "beta", "gamma", "K", "fixed", "slope", "se",
-            "ci_low", "ci_high", "theory", "theory_formula", "theory_source", "tol", "verdict",
-            "points", "points_total", "x_min", "x_max", "birge", "intercept", "minimax_hard"]
+        for rank, exponent in enumerate(cell.statements(axis)):
+            theory = exponent.slope(beta, gamma, int(d), p)
+            row = {"experiment": group.experiment.iloc[0], "cell": cell.name, "axis": axis,
+                   "d": int(d), "beta": beta, "gamma": gamma, "p": p, "K": group.K.iloc[0],
+                   "fixed": (f"eps={group.eps.iloc[0]:g}" if axis == "N" else f"N={group.N.iloc[0]:g}"),
+                   "theory": theory, "theory_formula": exponent.formula,
+                   "theory_source": exponent.source, "statement": exponent.statement,
+                   "primary": rank == 0, "tol": tol,
+                   "minimax_hard": bool(group.minimax_hard.iloc[0]),
+                   "points": len(used), "points_total": len(group),
+                   "x_min": float(used[axis].min()) if len(used) else np.nan,
+                   "x_max": float(used[axis].max()) if len(used) else np.nan}
+            if fitted is None:
+                row.update(slope=np.nan, se=np.nan, ci_low=np.nan, ci_high=np.nan, birge=np.nan,
+                           intercept=np.nan, verdict="too few points")
+            else:
+                row.update(fitted)
+                row["verdict"] = verdict(fitted["ci_low"], fitted["ci_high"], theory, tol)
+                if not row["minimax_hard"] and row["verdict"] != "consistent":
+                    row["verdict"] += " (not minimax-hard)"
+            rows.append(row)
+    cols = ["experiment", "cell", "axis", "d", "beta", "gamma", "p", "K", "fixed", "slope", "se",
+            "ci_low", "ci_high", "theory", "theory_formula", "theory_source", "statement", "primary",
+            "tol", "verdict", "points", "points_total", "x_min", "x_max", "birge", "intercept",
+            "minimax_hard"]
     return pd.DataFrame(rows, columns=cols)

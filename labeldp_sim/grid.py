@@ -37,6 +37,8 @@ class Point:
     h: float
     in_regime: bool
     G_est: int = 0
+    k: float = float("nan")
+    T: float = float("nan")
 
     @property
     def id(self) -> str:
@@ -51,16 +53,16 @@ class Point:
         return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
 
-def snap(cell, axis, N, eps, beta, d, scale):
+def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):
     """(N, eps, G) with ``axis`` moved so that the law gives h = 1/G exactly."""
-    h0 = cell.bandwidth(N, eps, beta, d, scale)
+    h0 = cell.bandwidth(N, eps, beta, d, scale, p)
     G = max(1, int(round(1.0 / h0)))
     x0 = N if axis == "N" else eps
 
     def gap(logx):
         x = np.exp(logx)
         args = (x, eps) if axis == "N" else (N, x)
-        return np.log(cell.bandwidth(*args, beta, d, scale)) + np.log(G)
+        return np.log(cell.bandwidth(*args, beta, d, scale, p)) + np.log(G)
 
     lo, hi = np.log(x0) - 20.0, np.log(x0) + 20.0
     flat = abs(gap(np.log(x0) + 0.01) - gap(np.log(x0))) < 1e-12
@@ -72,7 +74,7 @@ def snap(cell, axis, N, eps, beta, d, scale):
     return N, x, G
 
 
-def make_points(name, cell, grid_cfg, beta, scale) -> list[Point]:
+def make_points(name, cell, grid_cfg, beta, scale, p=float("nan")) -> list[Point]:
     """All points of ``grid_cfg`` (validated earlier) in a stable order."""
     points = []
     for d in grid_cfg["d"]:
@@ -80,10 +82,10 @@ def make_points(name, cell, grid_cfg, beta, scale) -> list[Point]:
             for value in sweep["values"]:
                 N_req = float(value) if axis == "N" else float(sweep["N"])
                 eps_req = float(value) if axis == "eps" else float(sweep["eps"])
-                N, eps, G = snap(cell, axis, N_req, eps_req, beta, int(d), scale)
+                N, eps, G = snap(cell, axis, N_req, eps_req, beta, int(d), scale, p)
                 points.append(Point(
                     experiment=name, axis=axis, d=int(d), N=int(round(N)), eps=float(eps),
                     N_requested=N_req, eps_requested=eps_req, G=G, h=1.0 / G,
-                    in_regime=cell.in_regime(axis, N, eps, beta, int(d)),
+                    in_regime=cell.in_regime(axis, N, eps, beta, int(d), p),
                 ))
     return points

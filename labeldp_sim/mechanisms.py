@@ -1,7 +1,7 @@
 r"""Privacy mechanisms.
 
 A mechanism states its ε and what it protects (:class:`~labeldp_sim.theory.Privacy`)
-and provides, for the cube estimators, three things:
+and the tasks it fits.  For classification it provides, for the cube estimators:
 
 ``privatize(y, rng, cells, n_cells)``
     the per-sample reports (local mechanisms act on one sample at a time;
@@ -15,6 +15,18 @@ and provides, for the cube estimators, three things:
     the class released per cube: argmax with uniform tie-breaking (13), or the
     exponential mechanism for central models (17), (31).
 
+For regression (labels clipped to [−T, T] where the mechanism has a clipping level):
+
+``privatize(y, rng, cells, n_cells)``
+    per-sample reports (Z = Y + Lap for label LDP; raw labels otherwise);
+``cell_stats(reports, cells, n_cells)``
+    per-cube (n_l, S_l): counts and sums of (clipped, privatized) labels;
+``sample_cell_stats(counts, values, N, rng)``
+    the same drawn exactly from the per-cube counts of each label value
+    (a sum of n Laplace draws is a difference of two Gamma(n) variables);
+``release(n, S, N, h, d, rng)``
+    the per-cube estimate η̂_l: S/n, or the central mechanisms (23), (28), (33), (34).
+
 To add a mechanism: subclass :class:`Mechanism`, add ``conf/mechanism/<name>.yaml``
 with its ``_target_`` and a test in ``tests/test_mechanisms.py``.
 """
@@ -27,7 +39,7 @@ from .errors import check
 from .theory import FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, NONE, Privacy
 
 __all__ = ["Mechanism", "NoPrivacy", "RAPPOR", "JointRAPPOR", "ExponentialMechanism",
-           "argmax_random_ties"]
+           "argmax_random_ties", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace", "laplace_sum"]
 
 
 def argmax_random_ties(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -38,6 +50,12 @@ def argmax_random_ties(scores: np.ndarray, rng: np.random.Generator) -> np.ndarr
 def _counts(cells, y, n_cells, K):
     """n_lj = #{i: X_i ∈ B_l, Y_i = j}, shape (n_cells, K)."""
     return np.bincount(cells * K + y, minlength=n_cells * K).reshape(n_cells, K)
+
+
+def laplace_sum(n, scale, rng):
+    """Σ of n i.i.d. Lap(scale), exactly in law: scale·(Gamma(n, 1) − Gamma(n, 1))."""
+    n = np.asarray(n, dtype=float)
+    return scale * (rng.gamma(n) - rng.gamma(n))
 
 
 class Mechanism:
@@ -74,6 +92,25 @@ class Mechanism:
     def select(self, scores, rng):
         return argmax_random_ties(scores, rng)
 
+    # --- regression: cube statistics and release ----------------------------------------
+    T = None  # clipping level; None = no clipping
+
+    def clip(self, y):
+        return y if self.T is None else np.clip(y, -self.T, self.T)
+
+    def cell_stats(self, reports, cells, n_cells):
+        """(n_l, S_l): samples and sum of reports per cube."""
+        n = np.bincount(cells, minlength=n_cells).astype(float)
+        return n, np.bincount(cells, weights=reports, minlength=n_cells)
+
+    def sample_cell_stats(self, counts, values, N, rng):
+        """(n_l, S_l) from the per-cube counts of each label value, exactly in law."""
+        return counts.sum(axis=1).astype(float), counts @ self.clip(values)
+
+    def release(self, n, S, N, h, d, rng):
+        """η̂_l = S_l/n_l, and 0 on empty cubes."""
+        return np.divide(S, n, out=np.zeros_like(S, dtype=float), where=n > 0)
+
     def __repr__(self):
         return f"{type(self).__name__}(epsilon={self.epsilon})"
 
@@ -83,6 +120,10 @@ class NoPrivacy(Mechanism):
 
     name = "none"
     privacy = NONE
+    tasks = ("classification", "regression")
+
+    def privatize(self, y, rng, cells=None, n_cells=None, K=None):
+        return y
 
 
 class RAPPOR(Mechanism):
@@ -212,3 +253,152 @@ class ExponentialMechanism(Mechanism):
 
     def __repr__(self):
         return f"ExponentialMechanism(epsilon={self.epsilon}, protection={self.protection!r})"
+
+
+# --------------------------------------------------------------------------- regression
+
+
+def _check_T(T):
+    check(T is not None and np.isfinite(T) and T > 0, "T", T,
+          "a clipping level > 0, or 'theory' (the theorem's law)")
+    return float(T)
+
+
+class LaplaceLabel(Mechanism):
+    r"""Z = Clip(Y, T) + Lap(2T/ε): ε-label LDP (Theorem 6; Theorem 10 with clipping).
+
+    Privacy: Clip(Y, T) ∈ [−T, T], so two labels move the Laplace location by at
+    most 2T; the density ratio of Lap(2T/ε) at two locations 2T apart is at most
+    e^ε.  Features are released as they are (label privacy).  For |Y| < T
+    (Assumption 2) the clip is the identity.
+
+    Sufficient statistic: the per-cube sum is Σ Clip(Y) + Σ Lap, and a sum of n
+    i.i.d. Lap(b) is b·(Gamma(n) − Gamma(n)).
+    """
+
+    name = "laplace"
+    privacy = LABEL_LOCAL
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        self.scale = 2 * self.T / self.epsilon
+
+    def privatize(self, y, rng, cells=None, n_cells=None, K=None):
+        return self.clip(y) + rng.laplace(0.0, self.scale, size=len(y))
+
+    def sample_cell_stats(self, counts, values, N, rng):
+        n, S = super().sample_cell_stats(counts, values, N, rng)
+        return n, S + laplace_sum(n, self.scale, rng)
+
+    def __repr__(self):
+        return f"LaplaceLabel(epsilon={self.epsilon}, T={self.T:.4g})"
+
+
+class LaplaceCubeMean(Mechanism):
+    r"""Central Laplace cube means: (23), (28) for labels; (33), (34) for features and labels.
+
+    ``protection="label"``:  η̂_l = (1/n_l) Σ_{X_i ∈ B_l} Clip(Y_i, T) + Lap(2T/(n_l ε)),
+    η̂_l = 0 on empty cubes.  Privacy: with the features fixed, changing one
+    label moves one cube's clipped mean by at most 2T/n_l, the Laplace scale
+    over ε, so the release is ε-label CDP (Theorems 8, 12).
+
+    ``protection="features+label"``:  η̂_l = Σ Clip(Y_i, T)/(n_l ∨ n_0) + Lap(6T/(n_0 ε)),
+    n_0 = n0_fraction · N h^d (35), default c θ/2 with c = 1 and θ = 2^(−d)
+    for the uniform density on [0,1]^d.  Privacy (Theorem 14): replacing one
+    sample changes at most two cubes; in each, S/(n ∨ n_0) moves by at most
+    T/n_0 + |S|·|1/(n∨n_0) − 1/((n±1)∨n_0)| ≤ 2T/n_0, so the ℓ1 sensitivity
+    of the vector of cube estimates is at most 4T/n_0 ≤ 6T/n_0 and Lap(6T/(n_0 ε))
+    per cube gives ε-DP.
+
+    The noise is added at release, so the sufficient statistics are (n_l, Σ Clip(Y)).
+    """
+
+    name = "laplace_cube"
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T, protection="label", n0_fraction=None):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        check(protection in ("label", "features+label"), "protection", protection,
+              ["label", "features+label"])
+        if n0_fraction is not None:
+            check(np.isfinite(n0_fraction) and 0 < n0_fraction <= 1, "n0_fraction", n0_fraction,
+                  "null (c θ / 2 = 2^-(d+1)) or a number in (0, 1]")
+        self.protection, self.n0_fraction = protection, n0_fraction
+        self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
+
+    def n0(self, N, h, d):
+        """(35): n_0 = N c θ h^d / 2."""
+        fraction = self.n0_fraction if self.n0_fraction is not None else 0.5 * 2.0 ** (-d)
+        return fraction * N * h ** d
+
+    def release(self, n, S, N, h, d, rng):
+        if self.protection == "label":
+            occupied = n > 0
+            estimate = np.zeros_like(S, dtype=float)
+            scale = 2 * self.T / (n[occupied] * self.epsilon)
+            estimate[occupied] = S[occupied] / n[occupied] + rng.laplace(0.0, scale)
+            return estimate
+        n0 = self.n0(N, h, d)
+        return S / np.maximum(n, n0) + rng.laplace(0.0, 6 * self.T / (n0 * self.epsilon), size=len(S))
+
+    def __repr__(self):
+        return f"LaplaceCubeMean(epsilon={self.epsilon}, T={self.T:.4g}, protection={self.protection!r})"
+
+
+class JointLaplace(Mechanism):
+    r"""Laplace on the joint vector (cube one-hot, cube one-hot · Clip(Y, T)): ε-LDP for both.
+
+    Each user reports the 2C-vector (e_l, e_l·Clip(y, T)) for its cube l, with
+    independent Lap(4/ε) noise on the C count coordinates and Lap(4T/ε) on the
+    C sum coordinates.  Privacy: replacing (x, y) by (x', y') changes the count
+    part by at most 2 in ℓ1 and the sum part by at most 2T, so the privacy loss
+    is at most 2/(4/ε) + 2T/(4T/ε) = ε.
+
+    The estimator sums reports, n̂_l = n_l + Σ_{N} Lap(4/ε), Ŝ_l = S_l + Σ_N Lap(4T/ε)
+    (every user adds noise to every cube: ~ √N/ε per cube), and releases the
+    ratio η̂_l = Ŝ_l / max(n̂_l, floor_fraction · N h^d).
+    """
+
+    name = "joint_laplace"
+    privacy = FULL_LOCAL
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T, floor_fraction=0.5, chunk=2048):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        check(np.isfinite(floor_fraction) and 0 < floor_fraction <= 1, "floor_fraction",
+              floor_fraction, "(0, 1]")
+        self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
+        self.count_scale, self.sum_scale = 4 / self.epsilon, 4 * self.T / self.epsilon
+
+    def privatize(self, y, rng, cells=None, n_cells=None, K=None):
+        """Per-sample noisy joint vectors, summed as they are drawn: shape (2, C)."""
+        total = np.zeros((2, n_cells))
+        clipped = self.clip(y)
+        for start in range(0, len(y), self.chunk):
+            stop = min(start + self.chunk, len(y))
+            rows = np.arange(stop - start)
+            counts = rng.laplace(0.0, self.count_scale, size=(stop - start, n_cells))
+            sums = rng.laplace(0.0, self.sum_scale, size=(stop - start, n_cells))
+            counts[rows, cells[start:stop]] += 1.0
+            sums[rows, cells[start:stop]] += clipped[start:stop]
+            total[0] += counts.sum(axis=0)
+            total[1] += sums.sum(axis=0)
+        return total
+
+    def cell_stats(self, reports, cells, n_cells):
+        return reports[0], reports[1]
+
+    def sample_cell_stats(self, counts, values, N, rng):
+        n, S = super().sample_cell_stats(counts, values, N, rng)
+        return (n + laplace_sum(np.full(len(n), N), self.count_scale, rng),
+                S + laplace_sum(np.full(len(n), N), self.sum_scale, rng))
+
+    def release(self, n, S, N, h, d, rng):
+        return S / np.maximum(n, self.floor_fraction * N * h ** d)
+
+    def __repr__(self):
+        return f"JointLaplace(epsilon={self.epsilon}, T={self.T:.4g})"

@@ -38,20 +38,9 @@ def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, 
     start = time.perf_counter()
     rng = trial_rng(seed, point, replicate)
     instance = distribution.draw(rng, point.G)
-    model = instance.cell_model(point.G_est)
-    if path == "sufficient":
-        predictions = estimator.predict_from_counts(model, point.N, mechanism, rng)
-    else:
-        X, y = instance.sample(point.N, rng)
-        predictions = estimator.predict_per_sample(X, y, point.G_est, distribution.K, mechanism, rng)
-        predictions = predictions[model.cells]
-    return {
-        "replicate": replicate,
-        "excess_risk": model.excess_risk(predictions),
-        "regret_fraction": model.regret_fraction(predictions),
-        "path": path,
-        "seconds": round(time.perf_counter() - start, 6),
-    }
+    result = estimator.trial(instance, point, mechanism, rng, path)
+    return {"replicate": replicate, **result, "path": path,
+            "seconds": round(time.perf_counter() - start, 6)}
 
 
 def _run_chunk(parts, point, reps, seed, path):
@@ -61,7 +50,7 @@ def _run_chunk(parts, point, reps, seed, path):
 
 def _point_columns(exp: Experiment, point: Point) -> dict:
     dist = exp.distributions[point.d]
-    mech = exp.mechanisms[point.eps]
+    mech = exp.mechanisms[point.id]
     return {
         "experiment": exp.name,
         "cell": exp.cell.name,
@@ -76,8 +65,8 @@ def _point_columns(exp: Experiment, point: Point) -> dict:
         "d": point.d,
         "beta": dist.beta,
         "gamma": dist.gamma,
-        "p": np.nan,
-        "K": dist.K,
+        "p": dist.p,
+        "K": getattr(dist, "K", np.nan),
         "N": point.N,
         "eps": point.eps,
         "N_requested": point.N_requested,
@@ -86,8 +75,8 @@ def _point_columns(exp: Experiment, point: Point) -> dict:
         "G": point.G,
         "G_est": point.G_est,
         "bumps": dist.n_bumps(point.G),
-        "k": np.nan,
-        "T": np.nan,
+        "k": point.k,
+        "T": point.T,
         "in_regime": point.in_regime,
         "config_key": exp.config_key,
     }
@@ -129,10 +118,11 @@ def run_sweep(exp: Experiment, out_dir: Path) -> pd.DataFrame:
     tasks = []
     wanted_keys = []
     for point in exp.points:
-        keys = [f"{point.seed_words[0]:08x}{point.seed_words[1]:08x}-{r}" for r in range(exp.reps)]
+        reps = exp.replicates(point)
+        keys = [f"{point.seed_words[0]:08x}{point.seed_words[1]:08x}-{r}" for r in range(reps)]
         wanted_keys += keys
-        todo = [r for r, key in zip(range(exp.reps), keys) if key not in done_keys]
-        parts = (exp.distributions[point.d], exp.mechanisms[point.eps], exp.estimator)
+        todo = [r for r, key in zip(range(reps), keys) if key not in done_keys]
+        parts = (exp.distributions[point.d], exp.mechanisms[point.id], exp.estimator)
         for start in range(0, len(todo), exp.chunk):
             tasks.append(delayed(_run_chunk)(parts, point, todo[start:start + exp.chunk], exp.seed,
                                              exp.trial_path(point)))

@@ -70,3 +70,27 @@ def test_unknown_group_choices_are_one_line(arg, key):
 def test_known_choices_pass():
     check_group_choices(["-m", "experiment=cls_label_ldp,cls_label_cdp", "mechanism=rappor",
                          "grid.reps=3", "+foo=bar"])
+
+
+@pytest.mark.parametrize("overrides,key", [
+    (["experiment=heavy_label_cdp", "distribution.p=1.5"], "distribution.p"),
+    (["experiment=heavy_label_cdp", "distribution.M_p=0"], "distribution.M_p"),
+    (["experiment=reg_label_cdp", "distribution.T=0"], "distribution.T"),
+    (["experiment=reg_label_cdp", "mechanism.T=-1"], "mechanism.T"),
+    (["experiment=heavy_label_cdp", "mechanism.T=null"], "mechanism.T"),  # heavy tails need a clip
+    (["experiment=heavy_label_cdp", "mechanism.T_scale=0"], "mechanism.T_scale"),
+    (["experiment=reg_label_ldp", "estimator.k=0"], "estimator.k"),
+    (["experiment=reg_label_ldp", "estimator.k=100000000"], "estimator.k"),  # k > N
+    (["experiment=reg_label_ldp", "estimator.n_test=1000"], "estimator.n_test"),
+    (["experiment=reg_label_ldp", "runner.path=sufficient"], "runner.path"),  # kNN: per sample only
+    (["experiment=reg_label_ldp", "grid.sweeps.N.values=[100000000]"], "runner.path"),  # too big per sample
+    (["experiment=reg_nonprivate", "distribution=noisy_student_t", "distribution.df=2"], "distribution.df"),
+    (["experiment=reg_nonprivate", "distribution=noisy_pareto", "distribution.alpha=3"], "distribution.alpha"),
+    (["experiment=reg_nonprivate", "distribution=noisy_gaussian", "distribution.noise=cauchy"], "distribution.noise"),
+    (["experiment=reg_label_cdp", "mechanism=exponential"], "mechanism"),
+    (["experiment=reg_nonprivate", "distribution=holder_bump"], "distribution"),  # task mismatch
+    (["experiment=cls_nonprivate", "estimator=cube_mean"], "estimator"),
+    (["experiment=reg_full_cdp", "mechanism.n0_fraction=2"], "mechanism.n0_fraction"),
+])
+def test_bad_regression_values_name_their_key(make_cfg, overrides, key):
+    assert _error(make_cfg, *overrides).key == key
