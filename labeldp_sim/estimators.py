@@ -183,7 +183,7 @@ class KNNMean:
     supports_sufficient = False
     n_cubes = CubeArgmax.n_cubes
 
-    def __init__(self, h_scale=1.0, k_scale=1.0, k=None, n_test=1024):
+    def __init__(self, h_scale=1.0, k_scale=1.0, k=None, n_test=256):
         check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
         check(np.isfinite(k_scale) and k_scale > 0, "k_scale", k_scale, "> 0")
         check(k is None or (int(k) == k and k >= 1), "k", k, "null (the theorem's law) or an integer >= 1")

@@ -106,3 +106,24 @@ def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
     assert len(trials) == 5 * 6000 and not partial.exists()
     again = trials.loc[kept.seed_key]
     assert (again.seconds.to_numpy() == kept.seconds.to_numpy()).all()  # reused, not recomputed
+
+
+@pytest.mark.parametrize("experiment,grid", [
+    ("reg_label_cdp", ["grid.sweeps.eps.values=[0.00001,0.0001,0.001]"]),
+    ("heavy_label_ldp", ["grid.sweeps.N.values=[1000,4000,16000]", "grid.sweeps.eps.values=[0.25,0.5,1.0]",
+                         "grid.sweeps.eps.N=4000", "grid.reps_per_d={}"]),
+])
+def test_regression_experiment_writes_statements_and_figures(tmp_path, experiment, grid):
+    proc = _run([f"experiment={experiment}", "grid.reps=6", "grid.d=[1,2]", "runner.n_jobs=1",
+                 "runner.progress=false", *grid], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    fits = pd.read_csv(tmp_path / experiment / "fit.csv")
+    trials = pd.read_csv(tmp_path / experiment / "trials.csv")
+    assert trials["T"].notna().all()
+    if experiment == "reg_label_cdp":
+        assert trials.p.isna().all() and (trials["T"] == 1.0).all()  # bounded labels: clip at T
+        assert set(fits.statement) == {"Table I / Theorem 8", "Theorem 7"}
+        assert "Which statement the data support" in (tmp_path / "table1.md").read_text()
+    else:
+        assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "per_sample").all()
+    assert (tmp_path / "exponents_regression.png").stat().st_size > 0
