@@ -43,6 +43,9 @@ def run_experiment(cfg: DictConfig, overrides=None) -> dict:
     from .report import plot_rates, write_provenance, write_table1
     from .runner import run_sweep
 
+    if cfg.get("kind", "rates") != "rates":
+        return _run_accuracy_experiment(cfg, overrides)
+
     exp = build_experiment(cfg)  # raises ConfigError before any computation
     results_dir = Path(cfg.paths.results_dir)
     out = results_dir / exp.name
@@ -60,6 +63,24 @@ def run_experiment(cfg: DictConfig, overrides=None) -> dict:
         print(f"{exp.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
               f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
     return {"trials": trials, "summary": summary, "fits": fits, "out": out}
+
+
+def _run_accuracy_experiment(cfg: DictConfig, overrides=None) -> dict:
+    """K-class experiments of papers/002 (accuracy, not rates)."""
+    from .errors import check
+    from .kclass import run_digits, run_kclass, validate_kclass
+    from .report import write_provenance
+
+    kind = cfg.get("kind")
+    check(kind in ("kclass", "digits"), "kind", kind, ["rates", "kclass", "digits"])
+    spec = validate_kclass(cfg) if kind == "kclass" else None  # raises before any computation
+    out = Path(cfg.paths.results_dir) / cfg.experiment_name
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    write_provenance(out / "provenance.json", int(cfg.seed), kind, overrides)
+    summary = run_kclass(spec, out) if kind == "kclass" else run_digits(cfg, out)
+    print((out / "accuracy.md").read_text())
+    return {"summary": summary, "out": out}
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

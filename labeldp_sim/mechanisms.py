@@ -39,7 +39,8 @@ from .errors import check
 from .theory import FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, NONE, Privacy
 
 __all__ = ["Mechanism", "NoPrivacy", "RAPPOR", "JointRAPPOR", "ExponentialMechanism",
-           "argmax_random_ties", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace", "laplace_sum"]
+           "argmax_random_ties", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace", "laplace_sum",
+           "RandomizedResponse", "RRWithPrior", "ALIBI"]
 
 
 def argmax_random_ties(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -402,3 +403,112 @@ class JointLaplace(Mechanism):
 
     def __repr__(self):
         return f"JointLaplace(epsilon={self.epsilon}, T={self.T:.4g})"
+
+
+# --------------------------------------------------------------------------- K-class label LDP
+# (papers/002: the baselines of the vector-approximation paper; RAPPOR above is its method)
+
+
+class RandomizedResponse(Mechanism):
+    r"""K-ary randomized response: keep y with probability e^ε/(e^ε+K−1), else a uniform other class.
+
+    Privacy: every output's probability is e^ε/(e^ε+K−1) or 1/(e^ε+K−1), a ratio of at
+    most e^ε between any two labels (ε-label LDP).
+    """
+
+    name = "rr"
+    privacy = LABEL_LOCAL
+
+    def transition_matrix(self, K):
+        """M[i, j] = P(Z = j | Y = i)."""
+        e = np.exp(self.epsilon)
+        M = np.full((K, K), 1.0 / (e + K - 1))
+        np.fill_diagonal(M, e / (e + K - 1))
+        return M
+
+    def privatize(self, y, rng, cells=None, n_cells=None, K=None):
+        e = np.exp(self.epsilon)
+        keep = rng.random(len(y)) < e / (e + K - 1)
+        other = (y + rng.integers(1, K, size=len(y))) % K  # uniform over the K-1 other classes
+        return np.where(keep, y, other)
+
+
+class RRWithPrior(Mechanism):
+    r"""RRWithPrior (Ghazi et al., 2021): randomized response restricted to a top-k set.
+
+    Given a prior p over the K classes for this sample, take the k classes with
+    the largest prior, k* = argmax_k e^ε/(e^ε+k−1) · P(top k); output y with
+    probability e^ε/(e^ε+k*−1) if y is in the set and each other member with
+    1/(e^ε+k*−1); if y is not in the set, output a uniform member.
+
+    Privacy: for a fixed prior (computed without this sample's label), every
+    output in the set has probability in [1/(e^ε+k*−1), e^ε/(e^ε+k*−1)] whatever y
+    is, and outputs outside it have probability 0 for every y: ε-label LDP.
+    """
+
+    name = "rr_with_prior"
+    privacy = LABEL_LOCAL
+
+    def top_k_sets(self, prior):
+        """(order, k*) per row: classes by decreasing prior and the chosen set size."""
+        order = np.argsort(-prior, axis=1, kind="stable")
+        mass = np.cumsum(np.take_along_axis(prior, order, axis=1), axis=1)
+        e = np.exp(self.epsilon)
+        sizes = np.arange(1, prior.shape[1] + 1)
+        k_star = np.argmax(e / (e + sizes - 1) * mass, axis=1) + 1
+        return order, k_star
+
+    def transition_matrix(self, prior_row):
+        """M[i, j] = P(Z = j | Y = i) for one prior."""
+        K = len(prior_row)
+        order, k_star = self.top_k_sets(prior_row[None, :])
+        members, k = order[0, :k_star[0]], int(k_star[0])
+        e = np.exp(self.epsilon)
+        M = np.zeros((K, K))
+        M[:, members] = 1.0 / k  # y outside the set: uniform on the set
+        for i in members:
+            M[i, members] = 1.0 / (e + k - 1)
+            M[i, i] = e / (e + k - 1)
+        return M
+
+    def privatize(self, y, rng, prior=None, K=None, cells=None, n_cells=None):
+        order, k_star = self.top_k_sets(prior)
+        n = len(y)
+        rank = np.argsort(order, axis=1)[np.arange(n), y]  # position of y in the order
+        inside = rank < k_star
+        e = np.exp(self.epsilon)
+        keep = inside & (rng.random(n) < e / (e + k_star - 1))
+        # an other member of the set (uniform over the k*-1 others), or any member if y is outside
+        pick_other = (rank + rng.integers(1, np.maximum(k_star, 2), size=n)) % np.maximum(k_star, 1)
+        pick_any = rng.integers(0, k_star)
+        position = np.where(inside, pick_other, pick_any)
+        return np.where(keep, y, order[np.arange(n), position])
+
+
+class ALIBI(Mechanism):
+    r"""ALIBI (Malek Esmaeili et al., 2021): one-hot + Lap(2/ε), Bayesian soft labels (29).
+
+    o = OneHot(y) + W, W_k ~ Lap(λ) i.i.d., λ = 2/ε.  Privacy: two one-hot vectors
+    differ by 2 in ℓ1, and Lap(2/ε) per coordinate gives ε-label LDP.
+    Soft label with a uniform prior (29): p(c | o) = softmax_c(f(o, c)/λ),
+    f(o, c) = −Σ_k |o_k − [c = k]|, computed as softmax_c((|o_c| − |o_c − 1|)/λ)
+    since the other terms do not depend on c.
+    """
+
+    name = "alibi"
+    privacy = LABEL_LOCAL
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        self.scale = 2.0 / self.epsilon
+
+    def privatize(self, y, rng, cells=None, n_cells=None, K=None):
+        noisy = rng.laplace(0.0, self.scale, size=(len(y), K))
+        noisy[np.arange(len(y)), y] += 1.0
+        return noisy
+
+    def soft_labels(self, noisy):
+        logits = (np.abs(noisy) - np.abs(noisy - 1.0)) / self.scale
+        logits -= logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        return weights / weights.sum(axis=1, keepdims=True)

@@ -127,3 +127,17 @@ def test_regression_experiment_writes_statements_and_figures(tmp_path, experimen
     else:
         assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "per_sample").all()
     assert (tmp_path / "exponents_regression.png").stat().st_size > 0
+
+
+def test_kclass_and_digits_experiments_write_their_tables(tmp_path):
+    proc = _run(["experiment=kclass_fig2b", "kclass.trials=2", "kclass.K=[2,6]", "kclass.n_test=200",
+                 "runner.n_jobs=1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    summary = pd.read_csv(tmp_path / "kclass_fig2b" / "summary.csv")
+    assert set(summary.method) == {"rr", "lp_2st", "alibi", "vector_approximation", "non_private"}
+    assert summary.bayes_accuracy.between(0, 1).all() and (tmp_path / "kclass_fig2b" / "accuracy.png").exists()
+    proc = _run(["experiment=kclass_digits", "digits.splits=2", "digits.eps=[1,8]", "runner.n_jobs=1"],
+                tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    accuracy = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv")
+    assert len(accuracy) == 2 * 2 * 5 and "| method |" in (tmp_path / "kclass_digits" / "accuracy.md").read_text()
