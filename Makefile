@@ -41,4 +41,4 @@ clean:
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 clean-results:
-	rm -rf results/*/ results/table1.md results/table1.csv
+	rm -rf results/*/ results/table1.md results/table1.csv results/exponents_*.png
