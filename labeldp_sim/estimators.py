@@ -34,7 +34,31 @@ from .errors import check
 __all__ = ["CubeArgmax", "CubeMean", "KNNMean", "knn_mean"]
 
 
-class CubeArgmax:
+def draw_cell_counts(mass, probs, N, rng):
+    """Per-cube counts of each label category, exactly in law.
+
+    One multinomial over (cube, category) pairs with probabilities mass_r · probs_rc,
+    plus a lumped "rest" category for the cubes left out; shape like ``probs``.
+    """
+    pvals = (mass[:, None] * probs).ravel()
+    counts = rng.multinomial(int(N), np.append(pvals, max(0.0, 1.0 - pvals.sum())))[:-1]
+    return counts.reshape(probs.shape)
+
+
+class _BandwidthTuned:
+    """Shared tuning: the constant of h = h_scale · (bandwidth law of the cell)."""
+
+    def __init__(self, h_scale=1.0):
+        check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
+        self.h_scale = float(h_scale)
+
+    def n_cubes(self, cell, N, eps, beta, d, p=float("nan")) -> int:
+        """G = round(1/h) with h from the cell's bandwidth law, at least 1."""
+        h = cell.bandwidth(N, eps, beta, d, self.h_scale, p)
+        return max(1, int(round(1.0 / h)))
+
+
+class CubeArgmax(_BandwidthTuned):
     """Cube classifier: argmax (or private selection) of per-cube statistics.
 
     Parameters
@@ -49,15 +73,6 @@ class CubeArgmax:
     tasks = ("classification",)
     supports_sufficient = True
 
-    def __init__(self, h_scale=1.0):
-        check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
-        self.h_scale = float(h_scale)
-
-    def n_cubes(self, cell, N, eps, beta, d, p=float("nan")) -> int:
-        """G = round(1/h) with h from the cell's bandwidth law, at least 1."""
-        h = cell.bandwidth(N, eps, beta, d, self.h_scale, p)
-        return max(1, int(round(1.0 / h)))
-
     def predict_per_sample(self, X, y, G, K, mechanism, rng):
         """Predicted class of every cube (length G^d) from N samples."""
         n_cells = G ** X.shape[1]
@@ -68,10 +83,7 @@ class CubeArgmax:
 
     def predict_from_counts(self, model: CellModel, N, mechanism, rng):
         """Predicted class of the relevant cubes of ``model``, exactly in law."""
-        pvals = (model.mass[:, None] * model.class_probs).ravel()
-        rest = max(0.0, 1.0 - pvals.sum())
-        counts = rng.multinomial(int(N), np.append(pvals, rest))[:-1]
-        counts = counts.reshape(model.class_probs.shape)
+        counts = draw_cell_counts(model.mass, model.class_probs, N, rng)
         scores = mechanism.sample_cell_sums(counts, int(N), rng)
         return mechanism.select(scores, rng)
 
@@ -88,7 +100,7 @@ class CubeArgmax:
                 "regret_fraction": model.regret_fraction(predictions)}
 
 
-class CubeMean:
+class CubeMean(_BandwidthTuned):
     r"""Cube regression estimate η̂(x) = η̂_l for x ∈ B_l (Theorems 8, 12, 14; also non-private).
 
     The per-cube statistic (n_l, S_l) and the release rule come from the
@@ -106,21 +118,14 @@ class CubeMean:
     name = "cube_mean"
     tasks = ("regression",)
     supports_sufficient = True
-    n_cubes = CubeArgmax.n_cubes
-
-    def __init__(self, h_scale=1.0):
-        check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
-        self.h_scale = float(h_scale)
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         model = instance.cell_model(point.G_est)
         d, G, N = point.d, point.G_est, point.N
         h = 1.0 / G
         if path == "sufficient":
-            pvals = (model.mass[:, None] * model.value_probs).ravel()
-            counts = rng.multinomial(int(N), np.append(pvals, max(0.0, 1.0 - pvals.sum())))[:-1]
-            n, S = mechanism.sample_cell_stats(counts.reshape(model.value_probs.shape), model.values,
-                                               int(N), rng)
+            counts = draw_cell_counts(model.mass, model.value_probs, N, rng)
+            n, S = mechanism.sample_cell_stats(counts, model.values, int(N), rng)
         else:
             X, y = instance.sample(int(N), rng)
             cells = cube_index(X, G)
@@ -163,7 +168,7 @@ def knn_mean(X, Z, queries, k, chunk=256):
     return out
 
 
-class KNNMean:
+class KNNMean(_BandwidthTuned):
     r"""k-nearest-neighbour mean of the (privatized) labels, (20).
 
     k = k_scale · N h^d with h the cell's bandwidth law — the same k as
@@ -181,15 +186,14 @@ class KNNMean:
     name = "knn_mean"
     tasks = ("regression",)
     supports_sufficient = False
-    n_cubes = CubeArgmax.n_cubes
 
     def __init__(self, h_scale=1.0, k_scale=1.0, k=None, n_test=256):
-        check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
+        super().__init__(h_scale)
         check(np.isfinite(k_scale) and k_scale > 0, "k_scale", k_scale, "> 0")
         check(k is None or (int(k) == k and k >= 1), "k", k, "null (the theorem's law) or an integer >= 1")
         check(int(n_test) == n_test and n_test >= 2 and (int(n_test) & (int(n_test) - 1)) == 0,
               "n_test", n_test, "a power of 2 >= 2")
-        self.h_scale, self.k_scale = float(h_scale), float(k_scale)
+        self.k_scale = float(k_scale)
         self.k, self.n_test = (None if k is None else int(k)), int(n_test)
 
     def neighbours(self, cell, N, eps, beta, d, p=float("nan")) -> int:

@@ -15,11 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.optimize import brentq
 
-__all__ = ["Point", "snap", "make_points"]
+__all__ = ["Point", "snap", "make_points", "stable_words"]
+
+
+def stable_words(text: str) -> tuple:
+    """Four 32-bit words of sha256(text): a spawn key that does not depend on run order."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
 
 @dataclass(frozen=True)
@@ -46,11 +53,14 @@ class Point:
         return json.dumps({"experiment": self.experiment, "axis": self.axis, "d": self.d,
                            "N": self.N_requested, "eps": self.eps_requested}, sort_keys=True)
 
-    @property
+    @cached_property
     def seed_words(self) -> tuple:
-        """Four 32-bit words of sha256(id): the spawn key of this point's streams."""
-        digest = hashlib.sha256(self.id.encode()).digest()
-        return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+        """The spawn key of this point's streams: :func:`stable_words` of its id."""
+        return stable_words(self.id)
+
+    def seed_key(self, replicate: int) -> str:
+        """The ``seed_key`` column of one replicate: point hash and replicate index."""
+        return f"{self.seed_words[0]:08x}{self.seed_words[1]:08x}-{replicate}"
 
 
 def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):

@@ -19,7 +19,6 @@ Each trial's five methods share the training features, labels and test points
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +27,11 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy import integrate
-from scipy.special import logsumexp
+from scipy.special import erf, logsumexp
 from scipy.spatial import cKDTree
 
 from .errors import check
+from .grid import stable_words
 from .mechanisms import ALIBI, RAPPOR, RandomizedResponse, RRWithPrior
 
 __all__ = ["GaussianCircle", "METHODS", "method_scores", "run_kclass", "run_digits"]
@@ -81,16 +81,10 @@ class GaussianCircle:
             a = c / s
             tail = np.exp(-1 / (2 * s ** 2)) / (2 * np.pi)
             gauss = np.exp(-(np.sin(theta) ** 2) / (2 * s ** 2)) * a / np.sqrt(2 * np.pi)
-            return tail + gauss * (0.5 * (1 + _erf(a / np.sqrt(2))))
+            return tail + gauss * (0.5 * (1 + erf(a / np.sqrt(2))))
 
         value, _ = integrate.quad(radial, -half, half, epsabs=1e-10, epsrel=1e-10, limit=200)
         return float(value)
-
-
-def _erf(x):
-    from scipy.special import erf
-
-    return erf(x)
 
 
 def _one_hot(labels, K):
@@ -139,9 +133,7 @@ def method_scores(method, X, y, K, eps, neighbours, rng, k, split=0.5):
 
 
 def _stream(seed, *key):
-    words = hashlib.sha256(repr(key).encode()).digest()
-    spawn = tuple(int.from_bytes(words[i:i + 4], "little") for i in range(0, 16, 4))
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=stable_words(repr(key))))
 
 
 def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial):
@@ -189,8 +181,7 @@ def validate_kclass(cfg) -> KClassSpec:
         check(isinstance(K, int) and K >= 2, "kclass.K", K, "integers >= 2")
     GaussianCircle(2, kc.sigma)  # validates sigma
     check(isinstance(kc.N, int) and kc.N >= 2, "kclass.N", kc.N, "integer >= 2")
-    check(isinstance(kc.k, int) and 1 <= kc.k <= kc.N * min(kc.split, 1 - kc.split) + 1e-9 or
-          (isinstance(kc.k, int) and 1 <= kc.k <= kc.N), "kclass.k", kc.k, f"1 <= k <= N = {kc.N}")
+    check(isinstance(kc.k, int) and 1 <= kc.k <= kc.N, "kclass.k", kc.k, f"1 <= k <= N = {kc.N}")
     check(np.isfinite(kc.eps) and kc.eps > 0, "kclass.eps", kc.eps, "> 0")
     check(isinstance(kc.trials, int) and kc.trials >= 1, "kclass.trials", kc.trials, "integer >= 1")
     check(isinstance(kc.n_test, int) and kc.n_test >= 1, "kclass.n_test", kc.n_test, "integer >= 1")

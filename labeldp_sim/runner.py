@@ -87,7 +87,7 @@ def _rows(exp: Experiment, point: Point, results: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(results)
     for key, value in base.items():
         frame[key] = value
-    frame["seed_key"] = [f"{point.seed_words[0]:08x}{point.seed_words[1]:08x}-{r}" for r in frame.replicate]
+    frame["seed_key"] = [point.seed_key(r) for r in frame.replicate]
     order = list(base) + ["replicate", "seed_key", "excess_risk", "regret_fraction",
                           "path", "seconds"]
     return frame[order]
@@ -119,7 +119,7 @@ def run_sweep(exp: Experiment, out_dir: Path) -> pd.DataFrame:
     wanted_keys = []
     for point in exp.points:
         reps = exp.replicates(point)
-        keys = [f"{point.seed_words[0]:08x}{point.seed_words[1]:08x}-{r}" for r in range(reps)]
+        keys = [point.seed_key(r) for r in range(reps)]
         wanted_keys += keys
         todo = [r for r, key in zip(range(reps), keys) if key not in done_keys]
         parts = (exp.distributions[point.d], exp.mechanisms[point.id], exp.estimator)

@@ -159,6 +159,11 @@ def _h_full_ldp(N, eps, b, d, p=None):
     return ((N * _eps_eff(eps)) ** (-1.0 / (2 * b + 2 * d)),)
 
 
+def _twice(n_slope):
+    """The ε-slope of a local cell: its rates depend on N(ε²∧1), so twice the N-slope."""
+    return lambda b, g, d, p: 2 * n_slope(b, g, d, p)
+
+
 _CLS_NP = Exponent(_cls_np, "-β(γ+1)/(2β+d)", "Table I; (113) classical bound [39]")
 
 CELLS: dict[str, Cell] = {}
@@ -186,7 +191,7 @@ _register(Cell(
     rate="(N(ε²∧1))^(-β(γ+1)/(2β+d))",
     axes={
         "N": Exponent(_cls_np, "-β(γ+1)/(2β+d)", "Table I; Theorem 1 (10), Theorem 2 (14)"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _cls_np(b, g, d), "-2β(γ+1)/(2β+d)",
+        "eps": Exponent(_twice(_cls_np), "-2β(γ+1)/(2β+d)",
                         "Table I; Theorem 1 (10), Theorem 2 (14), ε ≤ 1"),
     },
     bandwidth_terms=_h_label_ldp,
@@ -211,7 +216,7 @@ _register(Cell(
     rate="(N(ε²∧1))^(-β(γ+1)/(2β+2d))",
     axes={
         "N": Exponent(_cls_full_ldp, "-β(γ+1)/(2β+2d)", "Table I; Remark 1.2 (cites [24], [38])"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _cls_full_ldp(b, g, d), "-2β(γ+1)/(2β+2d)",
+        "eps": Exponent(_twice(_cls_full_ldp), "-2β(γ+1)/(2β+2d)",
                         "Table I; Remark 1.2, ε ≤ 1"),
     },
     bandwidth_terms=_h_full_ldp,
@@ -246,6 +251,11 @@ def _reg_full_ldp(b, g, d, p=None):
 
 
 _REG_NP = Exponent(_reg_np, "-2β/(2β+d)", "Table I; (155) classical bound [39]")
+def _reg_thm7(b, g, d, p=None):
+    """Theorem 7's statement of the central exponent on εN."""
+    return -2 * b / (d + 2 * b)
+
+
 _THM7 = "Theorem 7 (22): (εN)^(-2β/(d+2β)) (a slip: Table I, Theorem 8 and (154) give 2β/(d+β))"
 
 _register(Cell(
@@ -259,7 +269,7 @@ _register(Cell(
     privacy=LABEL_LOCAL, rate="(N(ε²∧1))^(-2β/(2β+d))",
     axes={
         "N": Exponent(_reg_np, "-2β/(2β+d)", "Table I; Theorem 5 (19), Theorem 6 (21)"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _reg_np(b, g, d), "-4β/(2β+d)",
+        "eps": Exponent(_twice(_reg_np), "-4β/(2β+d)",
                         "Table I; Theorem 5 (19), Theorem 6 (21), ε ≤ 1"),
     },
     bandwidth_terms=_h_label_ldp,
@@ -271,7 +281,7 @@ _register(Cell(
     privacy=LABEL_CENTRAL, rate="N^(-2β/(2β+d)) + (εN)^(-2β/(β+d))",
     axes={"eps": Exponent(_reg_central, "-2β/(β+d)", "Table I; Theorem 8 (24); (154)",
                           statement="Table I / Theorem 8")},
-    alternatives={"eps": [Exponent(lambda b, g, d, p: -2 * b / (d + 2 * b), "-2β/(d+2β)", _THM7,
+    alternatives={"eps": [Exponent(_reg_thm7, "-2β/(d+2β)", _THM7,
                                    statement="Theorem 7")]},
     bandwidth_terms=_h_central,
     bandwidth_source="(111), (164): h ~ (εN)^(-1/(β+d)) ∨ N^(-1/(2β+d))",
@@ -282,7 +292,7 @@ _register(Cell(
     privacy=FULL_LOCAL, rate="(N(ε²∧1))^(-β/(β+d))",
     axes={
         "N": Exponent(_reg_full_ldp, "-β/(β+d)", "Table I (cites [24], [38])"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _reg_full_ldp(b, g, d), "-2β/(β+d)",
+        "eps": Exponent(_twice(_reg_full_ldp), "-2β/(β+d)",
                         "Table I (cites [24], [38]), ε ≤ 1"),
     },
     bandwidth_terms=_h_full_ldp,
@@ -294,7 +304,7 @@ _register(Cell(
     privacy=FULL_CENTRAL, rate="N^(-2β/(2β+d)) + (εN)^(-2β/(β+d))",
     axes={"eps": Exponent(_reg_central, "-2β/(β+d)", "Table I; Theorem 14(1) (37)",
                           statement="Table I / Theorem 8")},
-    alternatives={"eps": [Exponent(lambda b, g, d, p: -2 * b / (d + 2 * b), "-2β/(d+2β)",
+    alternatives={"eps": [Exponent(_reg_thm7, "-2β/(d+2β)",
                                    _THM7 + " via (30)", statement="Theorem 7")]},
     bandwidth_terms=_h_central,
     bandwidth_source="Theorem 14(1): h ~ (εN)^(-1/(β+d)) ∨ N^(-1/(2β+d))",
@@ -340,7 +350,7 @@ _register(Cell(
     privacy=LABEL_LOCAL, rate="(Nε²)^(-2β(p-1)/(2pβ+d(p-1))) ∨ N^(-2β/(2β+d))",
     axes={
         "N": Exponent(_heavy_ldp, "-2β(p-1)/(2pβ+d(p-1))", "Table I; Theorem 9 (25), Theorem 10 (26)"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _heavy_ldp(b, g, d, p), "-4β(p-1)/(2pβ+d(p-1))",
+        "eps": Exponent(_twice(_heavy_ldp), "-4β(p-1)/(2pβ+d(p-1))",
                         "Table I; Theorem 10 (26), ε ≤ 1 (Theorem 9 has N(e^ε−1)²)"),
     },
     bandwidth_terms=_h_heavy_ldp,
@@ -361,7 +371,7 @@ _register(Cell(
     privacy=FULL_LOCAL, rate="(N(ε²∧1))^(-β(p-1)/(pβ+d(p-1)))",
     axes={
         "N": Exponent(_heavy_full_ldp, "-β(p-1)/(pβ+d(p-1))", "Table I (cites [24], [38])"),
-        "eps": Exponent(lambda b, g, d, p: 2 * _heavy_full_ldp(b, g, d, p), "-2β(p-1)/(pβ+d(p-1))",
+        "eps": Exponent(_twice(_heavy_full_ldp), "-2β(p-1)/(pβ+d(p-1))",
                         "Table I (cites [24], [38]), ε ≤ 1"),
     },
     bandwidth_terms=_h_heavy_full_ldp,
