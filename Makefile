@@ -37,8 +37,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_paths.py
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache results/.multirun
+	rm -rf $(VENV) *.egg-info .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 clean-results:
-	rm -rf results/*/ results/table1.md results/table1.csv results/exponents_*.png
+	rm -rf results/*/ results/table1.md results/table1.csv results/exponents_*.png results/trials.sqlite*

@@ -1,103 +1,255 @@
-"""Command line: ``python -m labeldp_sim experiment=<name> [hydra overrides]``.
+"""Command line: ``python -m labeldp_sim experiment=<name> [overrides]`` (or ``labeldp-sim``).
 
-Also the ``labeldp-sim`` console script, and Hydra multirun (``-m``).
-Bad input ends the program with one line on stderr (the config key and the
-allowed values) and exit status 2, before any computation.
+Overrides use Hydra's grammar; ``-m`` sweeps comma-separated values (Hydra
+multirun).  Every job is composed with Hydra's compose API and validated
+before any job computes, so bad input — in any job — ends the program with
+one line on stderr (the config key and the allowed values) and exit status 2,
+having computed and written nothing.
+
+Each multirun job writes its own directory: ``results/<experiment>/`` when the
+jobs differ only in ``experiment``, else ``results/<experiment>/<k=v,...>/``
+named from the swept overrides.  All jobs share the results directory's trial
+store.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-import hydra
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
-from .experiment import CONF_DIR, GROUPS, build_experiment, group_options
+from .experiment import CONF_DIR, GROUPS, group_options, validate_job
+from .store import STORE_NAME, TrialStore, atomic_write, locked
 
-__all__ = ["main", "run_experiment", "check_group_choices"]
+__all__ = ["main", "run_experiment", "validate_argv", "Job"]
+
+USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
+         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)")
+FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",
+         "-h": "help", "--help": "help"}
+FLAG_NAMES = "-m/--multirun, --cfg/-c (print the composed config), -h/--help"
 
 
-def check_group_choices(argv: list[str]) -> None:
-    """Reject ``group=name`` overrides naming no YAML file, in one line.
+@dataclass
+class Job:
+    """One run: its overrides, its output subdirectory, its composed config and validated spec."""
 
-    Hydra's own message for this spans several lines; this check runs first.
+    overrides: list
+    subdir: str | None
+    cfg: DictConfig | None = None
+    spec: object = None
+
+
+def _compose(overrides: list) -> DictConfig:
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def _key_value(override) -> tuple[str, str]:
+    """The override's key and its value as typed (a sweep keeps its commas)."""
+    value = override.input_line.partition("=")[2]
+    return override.key_or_group, value
+
+
+def _group_choices(parsed: list) -> None:
+    """``group=name`` naming no YAML file: one line instead of Hydra's listing."""
+    for override in parsed:
+        if override.key_or_group not in GROUPS or override.is_delete():
+            continue
+        allowed = group_options(override.key_or_group)
+        values = (list(override.sweep_string_iterator()) if override.is_sweep_override()
+                  else [override.get_value_element_as_str()])
+        for choice in values:
+            if choice not in allowed:
+                raise ConfigError(override.key_or_group, choice, allowed)
+
+
+def _explain_composition(overrides: list, parsed: list, error: Exception) -> ConfigError:
+    """Turn a Hydra composition error into a one-line ConfigError on the culprit override.
+
+    The culprit is found by composing the group choices with each other
+    override alone; its allowed values are the keys of its parent node.
     """
+    groups = [o.input_line for o in parsed if o.key_or_group in GROUPS]
+    try:
+        base = _compose(groups)
+    except (HydraException, OmegaConfBaseException, ValueError):
+        base = None
+    for override in parsed:
+        if override.key_or_group in GROUPS:
+            continue
+        try:
+            _compose([*groups, override.input_line])
+            continue
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            culprit = err
+        key, value = _key_value(override)
+        parent = key.rpartition(".")[0]
+        node = base if not parent or base is None else OmegaConf.select(base, parent,
+                                                                        throw_on_missing=False)
+        if isinstance(node, DictConfig):
+            keys = [str(k) for k in node.keys()]
+            if override.is_delete():
+                return ConfigError(key, "~ (delete)", f"existing keys: {', '.join(keys)}")
+            if override.is_add():
+                return ConfigError(key, value, f"a key that is not already set ({parent or 'root'} has "
+                                   f"{', '.join(keys)})")
+            return ConfigError(key, value, keys)
+        first = str(culprit).strip().splitlines()[0] if str(culprit).strip() else type(culprit).__name__
+        return ConfigError(key, value, f"a value Hydra can apply ({first})")
+    first = str(error).strip().splitlines()[0]
+    return ConfigError("argument", " ".join(overrides), f"valid Hydra overrides ({first})")
+
+
+def _parse(argv: list) -> tuple[set, list, list]:
+    flags, overrides = set(), []
     for arg in argv:
-        if "=" not in arg or arg.startswith("-"):
-            continue
-        key, value = arg.split("=", 1)
-        key = key.lstrip("+~")
-        if key not in GROUPS:
-            continue
-        allowed = group_options(key)
-        for choice in value.split(","):
-            if choice.strip() not in allowed:
-                raise ConfigError(key, choice.strip(), allowed)
+        if arg.startswith("-") and "=" not in arg:
+            if arg not in FLAGS:
+                raise ConfigError("argument", arg, FLAG_NAMES)
+            flags.add(FLAGS[arg])
+        else:
+            overrides.append(arg)
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as err:
+        bad = next((a for a in overrides if not _parses(a)), " ".join(overrides))
+        first = str(err).strip().splitlines()[0]
+        raise ConfigError("argument", bad, f"key=value Hydra overrides ({first})") from None
+    return flags, overrides, parsed
 
 
-def run_experiment(cfg: DictConfig, overrides=None) -> dict:
-    """Validate, run the sweep, fit, plot and write every output of one experiment."""
+def _parses(arg: str) -> bool:
+    try:
+        OverridesParser.create().parse_overrides([arg])
+        return True
+    except HydraException:
+        return False
+
+
+def _expand(parsed: list, multirun: bool) -> list[Job]:
+    """The jobs of a command line: one, or the cartesian product of the swept values."""
+    sweeps = [o for o in parsed if o.is_sweep_override()]
+    if sweeps and not multirun:
+        key, value = _key_value(sweeps[0])
+        raise ConfigError(key, value, "one value; to sweep several, add -m (multirun)")
+    choices = []
+    for override in parsed:
+        if override.is_sweep_override():
+            prefix = override.get_key_element()
+            choices.append([(override.key_or_group, f"{prefix}={v}")
+                            for v in override.sweep_string_iterator()])
+        else:
+            choices.append([(None, override.input_line)])
+    named = {o.key_or_group for o in sweeps} - {"experiment"}
+    jobs = []
+    for combination in itertools.product(*choices):
+        lines = [line for _, line in combination]
+        subdir = ",".join(line.lstrip("+~") for key, line in combination if key in named)
+        jobs.append(Job(lines, subdir.replace("/", "_") or None))
+    return jobs
+
+
+def validate_argv(argv: list) -> tuple[set, list[Job]]:
+    """Parse, compose and validate every job of a command line; raise ConfigError on the first fault."""
+    flags, overrides, parsed = _parse(argv)
+    _group_choices(parsed)
+    jobs = _expand(parsed, "multirun" in flags)
+    if "help" in flags:
+        return flags, jobs
+    for job in jobs:
+        try:
+            job.cfg = _compose(job.overrides)
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            raise _explain_composition(job.overrides, OverridesParser.create().parse_overrides(
+                job.overrides), err) from None
+        if "cfg" not in flags:
+            job.spec = validate_job(job.cfg)
+    return flags, jobs
+
+
+def _export(out: Path, cfg: DictConfig, spec, stats, overrides, write) -> None:
+    """Write one run's files under the directory's lock, each atomically, provenance last."""
+    import json
+
+    from .provenance import provenance
+
+    with locked(out):
+        write()
+        atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+        info = provenance(spec.seed, spec.config_key, overrides, trials=stats.as_dict())
+        atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
+
+
+def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, spec=None) -> dict:
+    """Validate (unless ``spec`` is given), run through the trial store, fit, plot, export."""
+    spec = spec if spec is not None else validate_job(cfg)
+    results_dir = Path(spec.results_dir)
+    out = results_dir / spec.name / subdir if subdir else results_dir / spec.name
+    out.mkdir(parents=True, exist_ok=True)
+    store = TrialStore(results_dir / STORE_NAME)
+    kind = cfg.get("kind", "rates")
+    if kind != "rates":
+        from .kclass import run_digits, run_kclass, write_digits, write_kclass
+
+        run, write = (run_kclass, write_kclass) if kind == "kclass" else (run_digits, write_digits)
+        trials, stats = run(spec, store)
+        result = {}
+        _export(out, cfg, spec, stats, overrides,
+                lambda: result.setdefault("summary", write(spec, trials, out)))
+        print((out / "accuracy.md").read_text())
+        return {"trials": trials, "summary": result["summary"], "out": out, "run": stats}
+
     from .fit import fit_rates, summarize
-    from .report import plot_rates, write_provenance, write_table1
+    from .report import plot_rates, write_table1
     from .runner import run_sweep
 
-    if cfg.get("kind", "rates") != "rates":
-        return _run_accuracy_experiment(cfg, overrides)
-
-    exp = build_experiment(cfg)  # raises ConfigError before any computation
-    results_dir = Path(cfg.paths.results_dir)
-    out = results_dir / exp.name
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    write_provenance(out / "provenance.json", exp.seed, exp.config_key, overrides)
-    trials = run_sweep(exp, out)
+    trials = run_sweep(spec, store)
+    stats = trials.attrs["run"]
     summary = summarize(trials)
-    summary.to_csv(out / "summary.csv", index=False)
-    fits = fit_rates(summary, exp.cell, exp.tol, exp.min_points)
-    fits.to_csv(out / "fit.csv", index=False)
-    plot_rates(summary, fits, out / "rate.png", exp.name)
-    write_table1(results_dir)
+    fits = fit_rates(summary, spec.cell, spec.tol, spec.min_points)
+
+    def write():
+        atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
+        atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+        atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
+        atomic_write(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
+
+    _export(out, cfg, spec, stats, overrides, write)
+    if not subdir:
+        with locked(results_dir, ".table1.lock"):
+            write_table1(results_dir)
     for _, r in fits.iterrows():
-        print(f"{exp.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
+        print(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
               f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
-    return {"trials": trials, "summary": summary, "fits": fits, "out": out}
+    return {"trials": trials, "summary": summary, "fits": fits, "out": out, "run": stats}
 
 
-def _run_accuracy_experiment(cfg: DictConfig, overrides=None) -> dict:
-    """K-class experiments of papers/002 (accuracy, not rates)."""
-    from .errors import check
-    from .kclass import run_digits, run_kclass, validate_kclass
-    from .report import write_provenance
-
-    kind = cfg.get("kind")
-    check(kind in ("kclass", "digits"), "kind", kind, ["rates", "kclass", "digits"])
-    spec = validate_kclass(cfg) if kind == "kclass" else None  # raises before any computation
-    out = Path(cfg.paths.results_dir) / cfg.experiment_name
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    write_provenance(out / "provenance.json", int(cfg.seed), kind, overrides)
-    summary = run_kclass(spec, out) if kind == "kclass" else run_digits(cfg, out)
-    print((out / "accuracy.md").read_text())
-    return {"summary": summary, "out": out}
-
-
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
-def _hydra_main(cfg: DictConfig) -> None:
-    from hydra.core.hydra_config import HydraConfig
-
+def main(argv: list | None = None) -> None:
+    """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        run_experiment(cfg, HydraConfig.get().overrides.task)
+        flags, jobs = validate_argv(argv)
     except ConfigError as err:
         print(f"labeldp-sim: error: {err}", file=sys.stderr)
         sys.exit(2)
-
-
-def main() -> None:
-    try:
-        check_group_choices(sys.argv[1:])
-    except ConfigError as err:
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
-        sys.exit(2)
-    _hydra_main()
+    if "help" in flags:
+        print(USAGE)
+        print("experiments: " + ", ".join(group_options("experiment")))
+        return
+    if "cfg" in flags:
+        for job in jobs:
+            print(OmegaConf.to_yaml(job.cfg, resolve=True))
+        return
+    for i, job in enumerate(jobs):
+        if len(jobs) > 1:
+            print(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}", flush=True)
+        run_experiment(job.cfg, job.overrides, job.subdir, job.spec)

@@ -176,22 +176,43 @@ class HolderBump:
         check(0 < L <= 1, "L", L, "(0, 1]")
         check(C_M > 0, "C_M", C_M, "> 0")
         check(h_scale > 0, "h_scale", h_scale, "> 0")
+        # (47) uses m ~ C_M h^(γβ−d) bumps: with γβ > d that is a vanishing number of
+        # bumps as h → 0, and no non-trivial β-Hölder η with a γ-margin exists under a
+        # density bounded below (Audibert & Tsybakov 2007).  Refused
+        # here rather than clamped to one bump, which would run a different problem.
+        check(gamma * beta <= d, "gamma", gamma,
+              f"gamma*beta <= d (d = {int(d)}, beta = {float(beta):g}: gamma <= {d / beta:g}): "
+              "with a density bounded below, gamma*beta > d admits only trivial problems "
+              "(Audibert & Tsybakov 2007)")
         self.d, self.beta, self.gamma, self.K = int(d), float(beta), float(gamma), int(K)
         self.L, self.C_M, self.h_scale = float(L), float(C_M), float(h_scale)
 
+    def _bump_budget(self, G: int) -> float:
+        """C_M h^(γβ−d) at h = 1/G: the bump count of (47) before rounding and capping."""
+        return self.C_M * float(G) ** (self.d - self.gamma * self.beta)
+
     def n_bumps(self, G: int) -> int:
-        """m = min(G^d, ⌊C_M h^(γβ−d)⌋), at least 1 (47)."""
-        m = np.floor(self.C_M * float(G) ** (self.d - self.gamma * self.beta) + 1e-9)
+        """m = min(G^d, ⌊C_M h^(γβ−d)⌋), at least 1 (47).
+
+        The floor of one bump keeps a trial well defined where (47) asks for
+        less than one; :meth:`construction_valid` flags those points, so they are
+        never fitted as if the construction held.
+        """
+        m = np.floor(self._bump_budget(G) + 1e-9)
         return int(max(1, min(G ** self.d, m)))
 
     def construction_valid(self, G: int) -> bool:
-        """Whether (47) holds uncapped: C_M h^(γβ−d) ≤ G^d.
+        """Whether (47) holds unclamped: 1 ≤ C_M h^(γβ−d) ≤ G^d.
 
         Where the cap m = G^d binds, every cube carries a bump and the
-        instance no longer has the γ-margin scaling of the construction; such
-        points are kept in the outputs but left out of the rate fits.
+        instance no longer has the γ-margin scaling of the construction.
+        Where C_M h^(γβ−d) < 1 (γβ = d with C_M < 1, or small G), (47) asks for
+        less than one bump and :meth:`n_bumps` raises it to one.  Either way the
+        point is kept in the outputs (``in_regime`` False) but left out of the
+        rate fits.
         """
-        return self.C_M * float(G) ** (self.d - self.gamma * self.beta) <= G ** self.d + 1e-9
+        budget = self._bump_budget(G)
+        return 1.0 - 1e-9 <= budget <= G ** self.d + 1e-9
 
     def bump_cubes(self, G: int) -> tuple:
         m = self.n_bumps(G)

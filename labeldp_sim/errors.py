@@ -2,16 +2,51 @@
 
 from __future__ import annotations
 
+__all__ = ["ConfigError", "check", "one_line", "MISSING"]
+
+# A shown value longer than this is cut: the error must stay one readable line
+# even when the offending value is a whole config node.
+MAX_SHOWN = 80
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` on one line: its lines, stripped, joined by one space.
+
+    Spaces inside a line are kept (a value is shown as it is); only line breaks
+    and the indentation around them go.  With ``limit``, a longer result is cut
+    to ``limit`` characters ending in ``...``.
+    """
+    text = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    if limit is not None and len(text) > limit:
+        text = text[:limit - 3] + "..."
+    return text
+
+
+class _Missing:
+    """The ``got`` of a required key that is absent (prints as ``<missing>``)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
 
 class ConfigError(ValueError):
     """Bad configuration value, reported as one line before any computation.
+
+    The message is ``"{key}: got {got!r}; allowed: {allowed}"`` on a single
+    line: ``repr(got)`` is flattened and cut to :data:`MAX_SHOWN` characters,
+    and ``allowed`` is flattened, so a whole dict, a multi-line string or an
+    object with a multi-line repr still gives one line.
 
     Parameters
     ----------
     key : str
         Dotted config key, e.g. ``"grid.sweeps.N.values"``.
     got : object
-        The offending value.
+        The offending value; kept as it is in :attr:`got` (only the message is
+        shortened).
     allowed : str or sequence of str
         The allowed values, as a description (``"> 0"``) or a list of names.
     """
@@ -19,8 +54,8 @@ class ConfigError(ValueError):
     def __init__(self, key: str, got, allowed):
         if not isinstance(allowed, str):
             allowed = ", ".join(str(a) for a in allowed)
-        self.key, self.got, self.allowed = key, got, allowed
-        super().__init__(f"{key}: got {got!r}; allowed: {allowed}")
+        self.key, self.got, self.allowed = one_line(key), got, one_line(allowed)
+        super().__init__(f"{self.key}: got {one_line(repr(got), MAX_SHOWN)}; allowed: {self.allowed}")
 
     def under(self, prefix: str) -> "ConfigError":
         """The same error with ``prefix.`` in front of the key."""

@@ -1,31 +1,77 @@
 """From a composed configuration to validated objects, before any computation.
 
 Every bad value becomes one :class:`~labeldp_sim.errors.ConfigError` line that
-names the config key and the allowed values.
+names the config key and the allowed values.  :func:`validate_job` is the
+entry point for every kind of job (``rates``, ``kclass``, ``digits``).  It only
+reads: it computes no trial and creates no file or directory, so a refused run
+leaves no trace and a multirun can validate all its jobs before the first one
+starts.
+
+What is checked, for every kind:
+
+* **Keys.** Every node's keys are checked, and an unknown one (``+grid.foo=1``)
+  is refused with the node's allowed keys.  For the object groups
+  (``distribution``, ``mechanism``, ``estimator``) the class's ``__init__``
+  signature decides.  ``distribution.d`` and ``mechanism.epsilon`` come from the
+  grid and cannot be set.
+* **Values, each blamed on its own key.** A number must be a finite real
+  number (``'abc'``, ``inf`` and ``true`` are refused where a number is
+  expected); a flag must be ``true`` or ``false``.
+* **Ranges that keep float64 exact.** N ≤ 2**53 (requested and snapped: counts
+  are exact float64 integers only up to there), ε ∈ [1e-12, 100], seed in
+  [0, 2**63).  Snapping and tuning run under ``np.errstate(all="raise")``.
+* **The results directory** can be created, or is a writable directory
+  (:func:`validate_results_dir`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import importlib
+import inspect
+import math
+import os
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
-from hydra.utils import get_class
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
-from .errors import ConfigError, check
-from .grid import Point, make_points
+from .errors import MISSING, ConfigError, check, one_line
+from .grid import FLOAT_ERRORS, MAX_CUBES, Point, make_points
+from .provenance import config_key
 from .theory import CELLS, Cell
 
-__all__ = ["Experiment", "build_experiment", "CONF_DIR", "group_options"]
+__all__ = ["Experiment", "RunnerSettings", "JobBasics", "build_experiment", "validate_job",
+           "validate_runner", "validate_results_dir", "validate_common", "config_node",
+           "CONF_DIR", "GROUPS", "KINDS", "PATHS", "BACKENDS", "MAX_N", "EPS_MIN", "EPS_MAX",
+           "group_options", "is_int", "is_number", "eps_allowed", "check_list"]
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("distribution", "mechanism", "estimator", "grid", "runner", "experiment")
+OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
+KINDS = ("rates", "kclass", "digits")
+# the root node that each accuracy kind adds to the configuration
+KIND_NODES = {"kclass": "kclass", "digits": "digits"}
+ROOT_KEYS = ("kind", "experiment_name", "cell", "seed", "paths", "fit", "distribution",
+             "mechanism", "estimator", "grid", "runner")
+RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse")
+PATHS_KEYS = ("results_dir",)
+FIT_KEYS = ("tol", "min_points")
+GRID_KEYS = ("d", "reps", "reps_per_d", "sweeps")
+AXES = ("N", "eps")
 PATHS = ("auto", "per_sample", "sufficient")
-BACKENDS = ("loky", "threading", "multiprocessing", "sequential")
+# multiprocessing is not offered: joblib cannot hand its results back as they finish,
+# and the trial store writes each chunk as soon as it is done
+BACKENDS = ("loky", "threading", "sequential")
 PER_SAMPLE_MAX_N = 10_000_000
+# float64 holds every integer up to 2**53 exactly; above it counts and N·h^d round
+MAX_N = 2 ** 53
+# ε outside this range over- or underflows e^ε, ε² or the laws' powers of εN
+EPS_MIN, EPS_MAX = 1e-12, 100.0
+SEED_LIMIT = 2 ** 63
 
 
 def group_options(group: str) -> list[str]:
@@ -33,79 +79,462 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
-# config keys that describe how to tune an object, not constructor arguments
-_NOT_ARGS = ("_target_", "name", "T_scale")
+# --------------------------------------------------------------------------- value helpers
 
 
-def _build(group: str, node, **extra):
-    """Instantiate ``node`` (its ``_target_``, minus ``name``) with extra kwargs.
+def is_int(x) -> bool:
+    """An integer, and not a bool (``true`` is an int to Python, never to a user)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
-    Errors raised by the class's own validation get the group prefix.
+
+def is_number(x) -> bool:
+    """A finite real number: not a bool, not a string, not inf or NaN."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def eps_allowed() -> str:
+    """The allowed-values text of every ε."""
+    return f"numbers in [{EPS_MIN:g}, {EPS_MAX:g}]"
+
+
+def check_list(key: str, values, ok, allowed: str, example: str | None = None) -> list:
+    """``values`` as a list: non-empty, every item passing ``ok``, no item twice.
+
+    ``allowed`` describes the items (``"integers >= 2"``).  A value that is not
+    a list (``kclass.K=3``) is refused as a whole, with ``example`` showing the
+    list syntax; a bad item is refused on its own; a repeated item too, since
+    it would name the same trials twice.
     """
-    params = {k: v for k, v in node.items() if k not in _NOT_ARGS}
-    params.update(extra)
-    try:
-        cls = get_class(node["_target_"])
-    except Exception:
-        raise ConfigError(f"{group}._target_", node.get("_target_"), "an importable class")
-    try:
-        return cls(**params)
-    except ConfigError as err:
-        raise err.under(group) from None
-    except TypeError as err:
-        raise ConfigError(group, dict(params), f"parameters of {cls.__name__} ({err})") from None
+    hint = f" (e.g. {example})" if example else ""
+    check(isinstance(values, list) and len(values) > 0, key, values, f"a non-empty list of {allowed}{hint}")
+    for v in values:
+        check(ok(v), key, v, allowed)
+    distinct = {float(v) if is_number(v) else repr(v) for v in values}
+    check(len(distinct) == len(values), key, values, f"distinct {allowed}")
+    return list(values)
 
 
-@dataclass
-class Experiment:
-    """Everything a sweep needs, validated.
+def _join(prefix: str, key) -> str:
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
+def _first_line(err: Exception) -> str:
+    text = one_line(str(err), 120)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _plain(value):
+    """A config value as plain Python, for messages and checks (containers resolved)."""
+    if isinstance(value, (DictConfig, ListConfig)):
+        try:
+            return OmegaConf.to_container(value, resolve=True)
+        except OmegaConfBaseException:
+            return OmegaConf.to_container(value, resolve=False)
+    return value
+
+
+def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) -> dict:
+    """The mapping at dotted ``key`` of ``cfg`` as a plain dict, its keys checked.
+
+    Parameters
+    ----------
+    cfg : DictConfig
+    key : str
+        Dotted key of the node (``"grid"``, ``"grid.sweeps.N"``...).
+    allowed : sequence of str, optional
+        Its allowed keys; any other key is refused, naming the allowed ones.
+    required : sequence of str
+        Keys that must be present.
+    missing_allowed : str, optional
+        The allowed-values text for a missing required key.
+
+    Raises
+    ------
+    ConfigError
+        When the node is absent or not a mapping, a value does not resolve
+        (a broken ``${...}`` interpolation), a key is unknown or a required key
+        is absent.
+    """
+    node = OmegaConf.select(cfg, key, throw_on_missing=False) if isinstance(cfg, DictConfig) else cfg
+    shape = f"a mapping with keys {', '.join(allowed)}" if allowed else "a mapping"
+    check(isinstance(node, (DictConfig, dict)), key, _plain(node), shape)
+    out = {}
+    for name in node.keys():
+        try:
+            out[name] = _plain(node[name])
+        except OmegaConfBaseException as err:
+            raw = OmegaConf.to_container(node, resolve=False).get(name) if isinstance(node, DictConfig) else None
+            raise ConfigError(_join(key, name), raw, f"a value that resolves ({_first_line(err)})") from None
+    if allowed is not None:
+        for name, value in out.items():
+            check(name in allowed, _join(key, name), value, list(allowed))
+    for name in required:
+        check(name in out, _join(key, name), MISSING,
+              missing_allowed or f"a value ({key} needs {', '.join(required)})")
+    return out
+
+
+# --------------------------------------------------------------------------- runner, paths, seed
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """How trials run (``runner.*``); the numbers never depend on these.
 
     Attributes
     ----------
-    name, cell : the experiment name and its Table I cell
-    distributions : dict d -> distribution object
-    mechanisms : dict point id -> mechanism object (ε and clipping level T per point)
-    estimator : the estimator
-    points : list of :class:`~labeldp_sim.grid.Point`
-    reps, seed, path, n_jobs, backend, chunk : runner settings
-    config_key : hash of everything that determines a trial's numbers except the grid
-    labels : names of the chosen distribution, mechanism and estimator
+    n_jobs : int
+        joblib workers, non-zero (-1 = all cores).
+    backend : str
+        One of :data:`BACKENDS`.
+    chunk : int
+        Trials per joblib task and per store transaction, >= 1.
+    progress : bool
+        Show a progress bar.
+    reuse : bool
+        Reuse stored trials of the same config key (false recomputes them).
     """
 
-    name: str
-    cell: Cell
-    distributions: dict
-    mechanisms: dict
-    estimator: object
-    points: list
-    reps: int
-    reps_per_d: dict
-    seed: int
-    path: str
     n_jobs: int
     backend: str
     chunk: int
     progress: bool
-    config_key: str
-    labels: dict
+    reuse: bool
+
+
+def validate_runner(cfg) -> RunnerSettings:
+    """Check ``cfg.runner`` (keys exactly :data:`RUNNER_KEYS`) and return its settings.
+
+    ``runner.path`` is checked here against :data:`PATHS` for every kind (the
+    accuracy kinds ignore it); :func:`build_experiment` checks it against the
+    experiment's distribution and estimator.
+    """
+    runner = config_node(cfg, "runner", RUNNER_KEYS, required=RUNNER_KEYS)
+    check(runner["path"] in PATHS, "runner.path", runner["path"], PATHS)
+    check(runner["backend"] in BACKENDS, "runner.backend", runner["backend"],
+          f"{', '.join(BACKENDS)} (not multiprocessing: joblib cannot return its results as they finish)")
+    n_jobs = runner["n_jobs"]
+    check(is_int(n_jobs) and n_jobs != 0, "runner.n_jobs", n_jobs, "a non-zero integer (-1 = all cores)")
+    chunk = runner["chunk"]
+    check(is_int(chunk) and chunk >= 1, "runner.chunk", chunk, "integer >= 1")
+    for flag in ("progress", "reuse"):
+        # a real bool only: 'maybe', 1 or 'yes' would otherwise be read as true
+        check(isinstance(runner[flag], bool), f"runner.{flag}", runner[flag], "true, false")
+    return RunnerSettings(n_jobs=int(n_jobs), backend=str(runner["backend"]), chunk=int(chunk),
+                          progress=runner["progress"], reuse=runner["reuse"])
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _writable(directory: Path) -> bool:
+    """Whether files can be created in ``directory``, found without leaving one there.
+
+    ``os.access`` answers from the permission bits and from a read-only mount,
+    but it says yes to root for every directory and knows nothing of ACLs or of
+    file systems that refuse new files (procfs, sysfs).  So an anonymous
+    temporary file is opened there too: on Linux it is ``O_TMPFILE`` and never
+    has a name; elsewhere Python unlinks the named file at once.  Nothing
+    remains either way.
+    """
+    effective = os.access in os.supports_effective_ids
+    if not os.access(directory, os.W_OK | os.X_OK, effective_ids=effective):
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            return True
+    except OSError:
+        return False
+
+
+def validate_results_dir(cfg) -> Path:
+    """Check ``paths.results_dir`` and return it as a Path; create nothing.
+
+    It must be a non-empty string naming either an existing writable
+    directory, or a path whose nearest existing ancestor is a writable
+    directory (the run creates the rest).  A file, a dangling symlink, a
+    read-only directory or a file system that refuses new files is refused
+    (see :func:`_writable` for how writability is found, as root too).
+    """
+    paths = config_node(cfg, "paths", PATHS_KEYS, required=PATHS_KEYS)
+    key, value = "paths.results_dir", paths["results_dir"]
+    wanted = "a non-empty path of a writable directory, or of one that can be created"
+    check(isinstance(value, str) and value.strip() != "" and "\0" not in value, key, value,
+          wanted + " (quote a number: paths.results_dir='2024')" if is_number(value) else wanted)
+    full = Path(value).absolute()
+    existing = full
+    # lexists: a dangling symlink is something mkdir would trip over, not free space
+    while not os.path.lexists(existing):
+        existing = existing.parent
+    if existing == full:
+        check(full.is_dir(), key, value, f"{wanted} (it exists and is not a directory)")
+    else:
+        check(existing.is_dir(), key, value, f"{wanted} ({existing} is not a directory)")
+        longest = max(len(os.fsencode(part)) for part in full.relative_to(existing).parts)
+        check(longest <= _name_max(existing), key, value, f"{wanted} (a name is too long)")
+    check(_writable(existing), key, value, f"{wanted} ({existing} is not writable)")
+    return Path(value)
+
+
+def _validate_seed(cfg) -> int:
+    seed = _plain(cfg.get("seed", MISSING))
+    check(is_int(seed) and 0 <= seed < SEED_LIMIT, "seed", seed, "an integer in [0, 2**63)")
+    return int(seed)
+
+
+def _validate_fit(cfg) -> tuple[float, int]:
+    fit = config_node(cfg, "fit", FIT_KEYS, required=FIT_KEYS)
+    check(is_number(fit["tol"]) and fit["tol"] > 0, "fit.tol", fit["tol"], "a finite number > 0")
+    check(is_int(fit["min_points"]) and fit["min_points"] >= 2, "fit.min_points", fit["min_points"],
+          "integer >= 2")
+    return float(fit["tol"]), int(fit["min_points"])
+
+
+class JobBasics(NamedTuple):
+    """What every kind of job has: its name, seed, runner settings and results directory."""
+
+    name: str
+    seed: int
+    runner: RunnerSettings
+    results_dir: Path
     tol: float
     min_points: int
 
-    def replicates(self, point: Point) -> int:
-        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``."""
-        return self.reps_per_d.get(point.d, self.reps)
 
-    def trial_path(self, point: Point) -> str:
-        """The data path a point's trials use: ``auto`` takes sufficient statistics when
-        both the distribution and the estimator have them."""
-        if self.path != "auto":
-            return self.path
-        return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
+def validate_common(cfg, kind: str) -> JobBasics:
+    """The checks every kind shares: ``kind``, the root keys, ``experiment_name``,
+    ``seed``, ``paths``, ``runner`` and ``fit``.
+
+    The root keys are :data:`ROOT_KEYS`, plus the node of an accuracy kind
+    (``kclass`` or ``digits``).  A ``kind`` that does not match the experiment
+    (``kind=kclass`` on a Table I cell) is blamed on ``kind``.
+    """
+    check(isinstance(cfg, DictConfig), "config", type(cfg).__name__, "a composed DictConfig")
+    check(kind in KINDS, "kind", kind, KINDS)
+    name = _plain(cfg.get("experiment_name"))
+    check(name is not None, "experiment", None, group_options("experiment"))
+    present = [k for k, node in KIND_NODES.items() if node in cfg]
+    own = KIND_NODES.get(kind)
+    if (own is None and present) or (own is not None and own not in cfg):
+        right = present[0] if len(present) == 1 else "rates"
+        raise ConfigError("kind", kind, f"{right} (the kind of experiment {name})")
+    allowed = ROOT_KEYS + ((own,) if own else ())
+    for key in cfg.keys():
+        # "hydra" is there only when composed with return_hydra_config=True
+        if key not in allowed and key != "hydra":
+            raise ConfigError(str(key), OmegaConf.to_container(cfg, resolve=False)[key], list(allowed))
+    # the name is a directory under results_dir: one plain path component
+    check(isinstance(name, str) and name not in ("", ".", "..") and not set(name) & set("/\\\0"),
+          "experiment_name", name, "a non-empty name without / or \\ (it names results/<name>/)")
+    seed = _validate_seed(cfg)
+    results_dir = validate_results_dir(cfg)
+    runner = validate_runner(cfg)
+    tol, min_points = _validate_fit(cfg)
+    return JobBasics(name, seed, runner, results_dir, tol, min_points)
 
 
-def _sufficient_possible(distribution, estimator) -> bool:
-    return bool(getattr(distribution, "supports_sufficient", False)
-                and getattr(estimator, "supports_sufficient", False))
+def validate_job(cfg):
+    """Validate one composed job and return its spec; raise ConfigError on bad input.
+
+    Dispatches on ``cfg.kind``: ``rates`` gives an :class:`Experiment`
+    (:func:`build_experiment`), ``kclass`` a :class:`~labeldp_sim.kclass.KClassSpec`
+    and ``digits`` a :class:`~labeldp_sim.kclass.DigitsSpec`.  Nothing is
+    computed and no file or directory is created.
+    """
+    kind = _plain(cfg.get("kind")) if isinstance(cfg, DictConfig) else None
+    check(kind in KINDS, "kind", kind, KINDS)
+    if kind == "rates":
+        return build_experiment(cfg)
+    from . import kclass  # kclass imports the runner; importing it here keeps this module light
+
+    return kclass.validate_kclass(cfg) if kind == "kclass" else kclass.validate_digits(cfg)
+
+
+# --------------------------------------------------------------------------- object groups
+
+
+# config keys that describe how to build or tune an object, not constructor arguments
+_NOT_ARGS = ("_target_", "name", "T_scale")
+# constructor arguments that come from the grid, never from the group's node
+_FROM_GRID = {"distribution": {"d": "grid.d"}, "mechanism": {"epsilon": "grid.sweeps (the eps axis or its fixed eps)"}}
+
+
+def _parameters(cls) -> dict | None:
+    """Keyword parameters of ``cls(...)`` and their defaults; None when it takes any keyword."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    params = {}
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            return None
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            params[p.name] = p.default
+    return params
+
+
+def _import_class(path: str) -> type:
+    """The class at dotted ``path``.
+
+    Not ``hydra.utils.get_class``: on failure it logs a multi-line error to
+    stderr before raising, and bad input must give exactly one line.
+    """
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        if isinstance(obj, type):
+            return obj
+        break
+    raise ImportError(path)
+
+
+def _target_class(group: str, node: dict):
+    target = node.get("_target_")
+    try:
+        return _import_class(target)
+    except Exception:  # noqa: BLE001 - whatever the import raised, the key is to blame
+        raise ConfigError(f"{group}._target_", target, "an importable class (package.module.Class)") from None
+
+
+def _yaml_placeholder(group: str, node: dict, key: str):
+    """The value the group's own YAML file gives ``key`` (or MISSING)."""
+    name = node.get("name")
+    path = CONF_DIR / group / f"{name}.yaml"
+    if not isinstance(name, str) or not path.is_file():
+        return MISSING
+    return OmegaConf.to_container(OmegaConf.load(path)).get(key, MISSING)
+
+
+def _check_group_keys(group: str, node: dict, params: dict | None) -> None:
+    """Refuse keys that are not constructor arguments of the group's class.
+
+    Allowed: ``_target_``, ``name``, the class's keyword parameters except the
+    ones the grid sets, and ``T_scale`` for a mechanism that takes ``T``.  The
+    distribution YAMLs carry a placeholder ``d: 1``; that exact value is let
+    through, any other ``distribution.d`` is refused (it would be ignored).
+    """
+    if params is None:  # a class taking **kwargs, or one without a signature
+        return
+    from_grid = _FROM_GRID.get(group, {})
+    allowed = ["_target_", "name", *(p for p in params if p not in from_grid)]
+    if group == "mechanism" and "T" in params:
+        allowed.append("T_scale")
+    for key, value in node.items():
+        if key in from_grid:
+            if value == _yaml_placeholder(group, node, key) and value is not MISSING:
+                continue
+            raise ConfigError(f"{group}.{key}", value, f"no value here: {key} comes from {from_grid[key]}"
+                              + (f" (e.g. grid.d=[{value}])" if key == "d" and is_int(value) else ""))
+        check(key in allowed, f"{group}.{key}", value, allowed)
+
+
+def _probe_allowed(cls, args: dict, key: str, probe) -> str | None:
+    """The class's own allowed-values text for ``key``.
+
+    Found by building the class with ``key = probe`` (NaN for a float, 0.5 for
+    an integer), which every range check of the classes refuses: the
+    ConfigError it raises carries the text.  None when the class does not say.
+    """
+    trial = {**args, key: probe}
+    try:
+        with np.errstate(all="ignore"):
+            cls(**trial)
+    except ConfigError as err:
+        if err.key == key:
+            return err.allowed
+    except Exception:  # noqa: BLE001 - any other failure just means no text
+        pass
+    return None
+
+
+def _number_allowed(cls, args: dict, key: str, integer: bool, nullable: bool = False) -> str:
+    """The allowed text of a numeric argument: the class's own words, said of numbers.
+
+    A nullable argument may be an integer or a float: both probes are tried.
+    """
+    probes = [float("nan"), 0.5] if nullable else [0.5 if integer else float("nan")]
+    text = next((t for t in (_probe_allowed(cls, args, key, p) for p in probes) if t), None)
+    kind = "integers" if integer else "finite numbers"
+    if text is None:
+        out = kind
+    elif text[:1] in "<>":  # "> 0" -> "finite numbers > 0"
+        out = f"{kind} {text}"
+    elif text[:1] in "([":  # "(0, 1]" -> "finite numbers in (0, 1]"
+        out = f"{kind} in {text}"
+    else:  # "integer >= 2", "a power of 2 >= 2", "null (...) or a number > 0"
+        out = text
+    return out if not nullable or "null" in out else f"null or {out}"
+
+
+def _check_arguments(group: str, cls, params: dict | None, args: dict, extra: dict) -> None:
+    """Type checks the classes cannot make: a number where a number is expected.
+
+    The parameter's default decides: a bool default wants a bool, an int
+    default an integer, a float default a finite number.  (Their own range
+    checks would otherwise compare ``'abc' < 1`` and fail with a TypeError,
+    and let ``inf`` through.)  A parameter whose default is None is left to the
+    class; see :func:`_build` for what happens when it fails on one.
+    """
+    if params is None:
+        return
+    for key, value in args.items():
+        if key in extra or key not in params:
+            continue
+        default = params[key]
+        if isinstance(default, bool):
+            check(isinstance(value, bool), f"{group}.{key}", value, "true, false")
+        elif isinstance(default, int):
+            check(is_int(value), f"{group}.{key}", value, _number_allowed(cls, args, key, True))
+        elif isinstance(default, float):
+            check(is_number(value), f"{group}.{key}", value, _number_allowed(cls, args, key, False))
+        elif default is None:
+            check(not isinstance(value, bool), f"{group}.{key}", value,
+                  _number_allowed(cls, args, key, False, nullable=True))
+
+
+def _build(group: str, node: dict, **extra):
+    """Instantiate ``node`` (its ``_target_``, minus ``name``) with extra kwargs.
+
+    Errors raised by the class's own validation get the group prefix.  When
+    the class fails otherwise (a TypeError from ``'abc' > 0``, say), the one
+    argument that is neither null nor a finite number nor a string is blamed;
+    the group as a whole only when there is no single such argument.
+    """
+    cls = _target_class(group, node)
+    params = _parameters(cls)
+    args = {k: v for k, v in node.items() if k not in _NOT_ARGS}
+    args.update(extra)
+    _check_arguments(group, cls, params, args, extra)
+    try:
+        return cls(**args)
+    except ConfigError as err:
+        raise err.under(group) from None
+    except (TypeError, ValueError, ArithmeticError) as err:
+        suspects = [k for k, v in args.items()
+                    if k not in extra and v is not None and not is_number(v) and not isinstance(v, str)]
+        suspects = suspects or [k for k, v in args.items() if k not in extra and isinstance(v, str)
+                                and params is not None and params.get(k, "") is None]
+        if len(suspects) == 1:
+            key = suspects[0]
+            raise ConfigError(f"{group}.{key}", args[key],
+                              _number_allowed(cls, args, key, False, nullable=True)) from None
+        shown = {k: v for k, v in args.items() if k not in extra}
+        raise ConfigError(group, shown, f"parameters of {cls.__name__} ({_first_line(err)})") from None
 
 
 def _clip_level(mech_node, distribution, h):
@@ -129,61 +558,112 @@ def _clip_level(mech_node, distribution, h):
         if labels == "bounded":
             return distribution.T
         scale = mech_node.get("T_scale", 1.0)
-        check(_positive_number(scale) and scale > 0, "mechanism.T_scale", scale, "> 0")
+        check(is_number(scale) and scale > 0, "mechanism.T_scale", scale, "a finite number > 0")
         return float(scale) * (distribution.M_p * h ** (-distribution.beta) / 2) ** (1 / (distribution.p - 1))
-    check(_positive_number(T) and float(T) > 0, "mechanism.T", T, "a clipping level > 0 or 'theory'")
+    check(is_number(T) and float(T) > 0, "mechanism.T", T, "a clipping level > 0 or 'theory'")
     return float(T)
 
 
-def _positive_number(x) -> bool:
-    try:
-        return bool(np.isfinite(float(x)))
-    except (TypeError, ValueError):
-        return False
+@dataclass
+class Experiment:
+    """Everything a Table I sweep needs, validated.
+
+    Attributes
+    ----------
+    name, cell : the experiment name and its Table I cell
+    distributions : dict d -> distribution object
+    mechanisms : dict point id -> mechanism object (ε and clipping level T per point)
+    estimator : the estimator
+    points : list of :class:`~labeldp_sim.grid.Point`
+    reps, reps_per_d : replicates per point (``reps_per_d[d]`` overrides ``reps``)
+    seed : root seed
+    path : ``runner.path`` (auto, per_sample or sufficient)
+    runner : :class:`RunnerSettings`
+    results_dir : ``paths.results_dir`` (validated, not created)
+    config_key : :func:`~labeldp_sim.provenance.config_key` of everything that
+        determines a trial's numbers except its grid point (and the code)
+    labels : names of the chosen distribution, mechanism and estimator
+    tol, min_points : ``fit.*``
+    """
+
+    name: str
+    cell: Cell
+    distributions: dict
+    mechanisms: dict
+    estimator: object
+    points: list
+    reps: int
+    reps_per_d: dict
+    seed: int
+    path: str
+    runner: RunnerSettings
+    results_dir: Path
+    config_key: str
+    labels: dict
+    tol: float
+    min_points: int
+
+    def replicates(self, point: Point) -> int:
+        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``."""
+        return self.reps_per_d.get(point.d, self.reps)
+
+    def trial_path(self, point: Point) -> str:
+        """The data path a point's trials use: ``auto`` takes sufficient statistics when
+        both the distribution and the estimator have them."""
+        if self.path != "auto":
+            return self.path
+        return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
 
 
-def _validate_grid(grid) -> None:
-    d = grid.get("d")
-    check(isinstance(d, (list, tuple)) or OmegaConf.is_list(d), "grid.d", d, "a list of integers >= 1")
-    for v in d:
-        check(isinstance(v, int) and v >= 1, "grid.d", v, "integers >= 1")
-    reps = grid.get("reps")
-    check(isinstance(reps, int) and reps >= 1, "grid.reps", reps, "integer >= 1")
-    for key, value in (grid.get("reps_per_d") or {}).items():
-        check(isinstance(value, int) and value >= 1, f"grid.reps_per_d.{key}", value, "integer >= 1")
-    sweeps = grid.get("sweeps")
-    check(sweeps is not None and len(sweeps) > 0, "grid.sweeps", sweeps, "a mapping with keys N and/or eps")
-    for axis, sweep in sweeps.items():
-        check(axis in ("N", "eps"), f"grid.sweeps.{axis}", axis, ["N", "eps"])
-        values = sweep.get("values")
-        check(values is not None and len(values) > 0, f"grid.sweeps.{axis}.values", values,
-              "a non-empty list")
+def _sufficient_possible(distribution, estimator) -> bool:
+    return bool(getattr(distribution, "supports_sufficient", False)
+                and getattr(estimator, "supports_sufficient", False))
+
+
+def _check_axis_value(axis: str, key: str, value) -> None:
+    if axis == "N":
+        check(is_number(value) and float(value).is_integer() and 1 <= value <= MAX_N, key, value,
+              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53)")
+    else:
+        check(is_number(value) and EPS_MIN <= value <= EPS_MAX, key, value, eps_allowed())
+
+
+def _validate_grid(cfg) -> dict:
+    """Check ``cfg.grid`` and return it as a plain dict (``reps_per_d`` null -> {})."""
+    grid = config_node(cfg, "grid", GRID_KEYS, required=("d", "reps", "sweeps"))
+    check_list("grid.d", grid["d"], lambda v: is_int(v) and v >= 1, "integers >= 1", "grid.d=[1,2]")
+    check(is_int(grid["reps"]) and grid["reps"] >= 1, "grid.reps", grid["reps"], "integer >= 1")
+    per_d = grid.get("reps_per_d")
+    # null clears the grid file's mapping; {} cannot (OmegaConf merges mappings key by key)
+    check(per_d is None or isinstance(per_d, dict), "grid.reps_per_d", per_d,
+          "null or a mapping d -> integer >= 1 (e.g. {3: 500})")
+    for key, value in (per_d or {}).items():
+        check(is_int(key) and key >= 1, f"grid.reps_per_d.{key}", key, "integer keys d >= 1")
+        check(is_int(value) and value >= 1, f"grid.reps_per_d.{key}", value, "integer >= 1")
+    grid["reps_per_d"] = dict(per_d or {})
+    sweeps = config_node(cfg, "grid.sweeps", AXES)
+    check(len(sweeps) > 0, "grid.sweeps", sweeps, "a mapping with keys N and/or eps")
+    for axis in sweeps:
         other = "eps" if axis == "N" else "N"
-        check(other in sweep, f"grid.sweeps.{axis}.{other}", None, "a number (the fixed value)")
-        for key, vals in ((f"grid.sweeps.{axis}.values", values), (f"grid.sweeps.{axis}.{other}", [sweep[other]])):
-            is_n = key.endswith(".N") or (axis == "N" and key.endswith("values"))
-            for v in vals:
-                if is_n:
-                    check(_positive_number(v) and float(v) >= 1 and float(v) == int(float(v)),
-                          key, v, "integers N >= 1")
-                else:
-                    check(_positive_number(v) and float(v) > 0, key, v, "eps > 0")
-
-
-def _config_key(cfg: DictConfig) -> str:
-    """Hash of the parts that determine a trial's numbers (not grid, runner, paths)."""
-    keep = {k: OmegaConf.to_container(cfg[k], resolve=True)
-            for k in ("distribution", "mechanism", "estimator") if k in cfg}
-    keep["seed"] = int(cfg.seed)
-    keep["cell"] = str(cfg.cell)
-    return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
+        prefix = f"grid.sweeps.{axis}"
+        sweep = config_node(cfg, prefix, ("values", other), required=("values", other),
+                            missing_allowed=f"a number (the fixed {other} of the {axis} sweep)")
+        values = sweep["values"]
+        check(isinstance(values, list) and len(values) > 0, f"{prefix}.values", values,
+              f"a non-empty list (e.g. {prefix}.values=[1000,10000])")
+        for v in values:
+            _check_axis_value(axis, f"{prefix}.values", v)
+        check(len({float(v) for v in values}) == len(values), f"{prefix}.values", values,
+              "distinct values (a repeated value is the same grid point)")
+        _check_axis_value(other, f"{prefix}.{other}", sweep[other])
+    return grid
 
 
 def _matching_mechanisms(cell: Cell) -> list[str]:
     """Mechanism configs whose privacy is the cell's (for the error message)."""
     names = []
     for name in group_options("mechanism"):
-        node = OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml")
+        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"))
         try:
             mech = _build("mechanism", node, epsilon=1.0, **({"T": 1.0} if "T" in node else {}))
         except ConfigError:
@@ -193,84 +673,130 @@ def _matching_mechanisms(cell: Cell) -> list[str]:
     return names
 
 
+def _mismatch(group: str, got, allowed, cell: Cell, name: str, fits) -> ConfigError:
+    """The error for a ``group`` that does not fit ``cell``.
+
+    When the experiment is itself a Table I cell that ``group`` fits, the
+    user moved ``cell`` away from it: ``cell`` is blamed, listing the cells
+    that fit.
+    """
+    own = CELLS.get(name)
+    if own is not None and own.name != cell.name and fits(own):
+        cells = ", ".join(c for c in sorted(CELLS) if fits(CELLS[c]))
+        return ConfigError("cell", cell.name, f"{cells} (the cells that {group} {got} fits)")
+    return ConfigError(group, got, allowed)
+
+
+def _point_key(pt: Point) -> tuple[str, float]:
+    """The swept key of a point and the value requested there (for errors)."""
+    if pt.axis == "N":
+        return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by _check_axis_value
+    return "grid.sweeps.eps.values", pt.eps_requested
+
+
 def build_experiment(cfg: DictConfig) -> Experiment:
-    """Validate ``cfg`` and build the :class:`Experiment`; raises ConfigError."""
-    name = cfg.get("experiment_name")
-    check(name is not None, "experiment", None, group_options("experiment"))
-    cell_name = cfg.get("cell", name)
-    check(cell_name in CELLS, "cell", cell_name, sorted(CELLS))
+    """Validate a ``kind: rates`` configuration and build its :class:`Experiment`.
+
+    Raises ConfigError on the first bad key or value, before any computation;
+    creates nothing.
+    """
+    basics = validate_common(cfg, _plain(cfg.get("kind", "rates")))
+    check(_plain(cfg.get("kind")) == "rates", "kind", _plain(cfg.get("kind")),
+          "rates (use validate_job for kclass and digits)")
+    name = basics.name
+    cell_name = _plain(cfg.get("cell", name))
+    check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))
     cell = CELLS[cell_name]
 
-    for group in ("distribution", "mechanism", "estimator"):
-        check(group in cfg and "_target_" in cfg[group], group, cfg.get(group),
-              group_options(group))
-    grid = cfg.grid
-    _validate_grid(grid)
+    nodes, classes = {}, {}
+    for group in OBJECT_GROUPS:
+        check(group in cfg and isinstance(cfg[group], DictConfig) and "_target_" in cfg[group],
+              group, _plain(cfg.get(group)), group_options(group))
+        nodes[group] = config_node(cfg, group)
+        classes[group] = _target_class(group, nodes[group])
+        _check_group_keys(group, nodes[group], _parameters(classes[group]))
+    grid = _validate_grid(cfg)
+    path = str(cfg.runner.path)  # checked against PATHS by validate_runner
 
-    runner = cfg.runner
-    check(runner.path in PATHS, "runner.path", runner.path, PATHS)
-    check(runner.backend in BACKENDS, "runner.backend", runner.backend, BACKENDS)
-    check(isinstance(runner.n_jobs, int) and runner.n_jobs != 0, "runner.n_jobs", runner.n_jobs,
-          "a non-zero integer (-1 = all cores)")
-    check(isinstance(runner.chunk, int) and runner.chunk >= 1, "runner.chunk", runner.chunk,
-          "integer >= 1")
-    check(isinstance(cfg.seed, int) and cfg.seed >= 0, "seed", cfg.seed, "integer >= 0")
-    check(_positive_number(cfg.fit.tol) and cfg.fit.tol > 0, "fit.tol", cfg.fit.tol, "> 0")
-    check(isinstance(cfg.fit.min_points, int) and cfg.fit.min_points >= 2, "fit.min_points",
-          cfg.fit.min_points, "integer >= 2")
-
-    dist_node = OmegaConf.to_container(cfg.distribution, resolve=True)
-    distributions = {int(d): _build("distribution", dist_node, d=int(d)) for d in grid.d}
+    # the distribution first: estimator.h_scale interpolates ${distribution.h_scale}, and a
+    # bad value there is the distribution's
+    distributions = {int(d): _build("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
     first = next(iter(distributions.values()))
-    check(first.task == cell.task, "distribution", cfg.distribution.get("name"),
-          f"a {cell.task} distribution for cell {cell.name}")
+    dist_label = nodes["distribution"].get("name")
+    if first.task != cell.task:
+        raise _mismatch("distribution", dist_label, f"a {cell.task} distribution for cell {cell.name}",
+                        cell, name, lambda c: c.task == first.task)
 
-    mech_node = OmegaConf.to_container(cfg.mechanism, resolve=True)
-    est_node = OmegaConf.to_container(cfg.estimator, resolve=True)
-    estimator = _build("estimator", est_node)
-    check(cell.task in getattr(estimator, "tasks", ()), "estimator", est_node.get("name"),
-          f"an estimator for {cell.task}")
+    estimator = _build("estimator", nodes["estimator"])
+    est_tasks = getattr(estimator, "tasks", ())
+    if cell.task not in est_tasks:
+        raise _mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
+                        cell, name, lambda c: c.task in est_tasks)
 
     beta, p_moment = first.beta, first.p
-    points = make_points(name, cell, OmegaConf.to_container(grid, resolve=True),
-                         beta, first.h_scale, p_moment)
+    points = make_points(name, cell, grid, beta, first.h_scale, p_moment)  # FP errors -> ConfigError
     tuned = []
     for pt in points:
+        key, requested = _point_key(pt)
+        check(1 <= pt.N <= MAX_N, key, requested, f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
+        check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
+              f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
         dist = distributions[pt.d]
-        G_est = estimator.n_cubes(cell, pt.N, pt.eps, beta, pt.d, p_moment)
-        k = float("nan")
-        if hasattr(estimator, "neighbours"):
-            k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
-            check(1 <= k <= pt.N, "estimator.k", k,
-                  f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
-        T = _clip_level(mech_node, dist, pt.h)
+        try:
+            with np.errstate(all="raise"):
+                G_est = estimator.n_cubes(cell, pt.N, pt.eps, beta, pt.d, p_moment)
+                k = float("nan")
+                if hasattr(estimator, "neighbours"):
+                    k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
+                    check(1 <= k <= pt.N, "estimator.k", k,
+                          f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
+                T = _clip_level(nodes["mechanism"], dist, pt.h)
+                valid = dist.construction_valid(pt.G)
+        except FLOAT_ERRORS as err:
+            raise ConfigError(key, requested, f"values whose tuning stays within float64 at d = {pt.d} "
+                              f"({_first_line(err)})") from None
+        # cube indices are int64 and cube counts float64: both need G^d <= 2**53
+        check(max(pt.G, G_est) ** pt.d <= MAX_CUBES, key, requested,
+              f"values whose cube count stays <= 2**53 (G = {max(pt.G, G_est):,} per axis at d = {pt.d}; "
+              "see distribution.h_scale and estimator.h_scale)")
         tuned.append(replace(pt, G_est=G_est, k=k, T=float("nan") if T is None else T,
-                             in_regime=pt.in_regime and dist.construction_valid(pt.G)))
+                             in_regime=pt.in_regime and valid))
     points = tuned
 
     mechanisms = {}
     for pt in points:
         extra = {} if np.isnan(pt.T) else {"T": pt.T}
-        mechanisms[pt.id] = _build("mechanism", mech_node, epsilon=pt.eps, **extra)
+        try:
+            with np.errstate(all="raise"):
+                mechanisms[pt.id] = _build("mechanism", nodes["mechanism"], epsilon=pt.eps, **extra)
+        except FLOAT_ERRORS as err:
+            key, requested = _point_key(pt)
+            raise ConfigError(key, requested, f"values the mechanism can use in float64 "
+                              f"({_first_line(err)})") from None
     mech = next(iter(mechanisms.values()))
-    if cell.task not in getattr(mech, "tasks", ()) or getattr(mech, "privacy", None) != cell.privacy:
-        raise ConfigError("mechanism", mech_node.get("name"),
-                          _matching_mechanisms(cell) or f"a {cell.privacy} mechanism")
-    if not _sufficient_possible(first, estimator) and runner.path == "sufficient":
+    mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
+    if cell.task not in mech_tasks or mech_privacy != cell.privacy:
+        raise _mismatch("mechanism", nodes["mechanism"].get("name"),
+                        _matching_mechanisms(cell) or f"a {cell.privacy} mechanism", cell, name,
+                        lambda c: c.task in mech_tasks and c.privacy == mech_privacy)
+    if not _sufficient_possible(first, estimator) and path == "sufficient":
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
-    if runner.path == "per_sample" or not _sufficient_possible(first, estimator):
+    if path == "per_sample" or not _sufficient_possible(first, estimator):
         too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
-        check(not too_big, "runner.path", str(runner.path),
+        check(not too_big, "runner.path", path,
               f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
 
+    # everything that determines a trial's numbers apart from its grid point and replicate
+    parts = {group: nodes[group] for group in OBJECT_GROUPS}
+    parts["seed"] = basics.seed
+    parts["cell"] = cell.name
     return Experiment(
-        name=str(name), cell=cell, distributions=distributions, mechanisms=mechanisms,
-        estimator=estimator, points=points, reps=int(grid.reps),
-        reps_per_d={int(k): int(v) for k, v in (grid.get("reps_per_d") or {}).items()},
-        seed=int(cfg.seed),
-        path=str(runner.path), n_jobs=int(runner.n_jobs), backend=str(runner.backend),
-        chunk=int(runner.chunk), progress=bool(runner.progress), config_key=_config_key(cfg),
-        labels={g: str(cfg[g].get("name", g)) for g in ("distribution", "mechanism", "estimator")},
-        tol=float(cfg.fit.tol), min_points=int(cfg.fit.min_points),
+        name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
+        estimator=estimator, points=points, reps=int(grid["reps"]),
+        reps_per_d={int(k): int(v) for k, v in grid["reps_per_d"].items()},
+        seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
+        config_key=config_key(parts),
+        labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
+        tol=basics.tol, min_points=basics.min_points,
     )

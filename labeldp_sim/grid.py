@@ -20,7 +20,14 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import brentq
 
-__all__ = ["Point", "snap", "make_points", "stable_words"]
+from .errors import ConfigError
+
+__all__ = ["Point", "snap", "make_points", "stable_words", "MAX_CUBES", "FLOAT_ERRORS"]
+
+# Cubes per axis (and cubes in all) above this cannot be counted exactly in float64.
+MAX_CUBES = 2 ** 53
+# What float64 arithmetic can throw while snapping a requested value.
+FLOAT_ERRORS = (FloatingPointError, OverflowError, ZeroDivisionError)
 
 
 def stable_words(text: str) -> tuple:
@@ -66,6 +73,10 @@ class Point:
 def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):
     """(N, eps, G) with ``axis`` moved so that the law gives h = 1/G exactly."""
     h0 = cell.bandwidth(N, eps, beta, d, scale, p)
+    if not 1.0 / h0 <= MAX_CUBES:
+        # a wider count cannot index cubes in int64 (and makes G an exact int
+        # numpy cannot take the log of): an overflow, reported by make_points
+        raise OverflowError(f"1/h = {1.0 / h0:.3g} cubes per axis exceeds 2**53")
     G = max(1, int(round(1.0 / h0)))
     x0 = N if axis == "N" else eps
 
@@ -84,18 +95,34 @@ def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):
     return N, x, G
 
 
+
+
 def make_points(name, cell, grid_cfg, beta, scale, p=float("nan")) -> list[Point]:
-    """All points of ``grid_cfg`` (validated earlier) in a stable order."""
+    """All points of ``grid_cfg`` (validated earlier) in a stable order.
+
+    Snapping runs under ``np.errstate(all="raise")``: a value whose law
+    overflows or underflows float64 would otherwise snap silently to a wrong
+    point (with only a RuntimeWarning), so it becomes a
+    :class:`~labeldp_sim.errors.ConfigError` on the swept key instead.
+    """
     points = []
     for d in grid_cfg["d"]:
         for axis, sweep in grid_cfg["sweeps"].items():
             for value in sweep["values"]:
                 N_req = float(value) if axis == "N" else float(sweep["N"])
                 eps_req = float(value) if axis == "eps" else float(sweep["eps"])
-                N, eps, G = snap(cell, axis, N_req, eps_req, beta, int(d), scale, p)
+                try:
+                    with np.errstate(all="raise"):
+                        N, eps, G = snap(cell, axis, N_req, eps_req, beta, int(d), scale, p)
+                        in_regime = cell.in_regime(axis, N, eps, beta, int(d), p)
+                        N_int = int(round(N))
+                except FLOAT_ERRORS as err:
+                    raise ConfigError(f"grid.sweeps.{axis}.values", value,
+                                      f"values whose bandwidth law stays within float64 at d = {d} "
+                                      f"({type(err).__name__}: {err})") from None
                 points.append(Point(
-                    experiment=name, axis=axis, d=int(d), N=int(round(N)), eps=float(eps),
+                    experiment=name, axis=axis, d=int(d), N=N_int, eps=float(eps),
                     N_requested=N_req, eps_requested=eps_req, G=G, h=1.0 / G,
-                    in_regime=cell.in_regime(axis, N, eps, beta, int(d), p),
+                    in_regime=in_regime,
                 ))
     return points

@@ -20,12 +20,13 @@ Each trial's five methods share the training features, labels and test points
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from scipy import integrate
 from scipy.special import erf, logsumexp
 from scipy.spatial import cKDTree
@@ -33,6 +34,8 @@ from scipy.spatial import cKDTree
 from .errors import check
 from .grid import stable_words
 from .mechanisms import ALIBI, RAPPOR, RandomizedResponse, RRWithPrior
+from .runner import Plan, execute
+from .store import Column, Schema, TrialStore, atomic_write
 
 __all__ = ["GaussianCircle", "METHODS", "method_scores", "run_kclass", "run_digits"]
 
@@ -157,7 +160,28 @@ def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, tr
 
 @dataclass
 class KClassSpec:
-    """A ``kclass_fig*`` experiment (validated)."""
+    """A ``kclass_fig*`` experiment, validated by :func:`validate_kclass`.
+
+    Attributes
+    ----------
+    name : str
+        ``experiment_name``.
+    K_values : list of int
+        Class counts ``kclass.K``, each ≥ 2.
+    sigma : float or "2/K"
+        Class spread.
+    N, k, eps, n_test, trials, split : the ``kclass.*`` values
+    methods : list of str
+        Methods of :data:`METHODS`.
+    seed : int
+    runner : RunnerSettings
+    results_dir : pathlib.Path
+        ``paths.results_dir`` (validated, not created).
+    config_key : str
+        Key of every (K, trial, method) record: the values above that set a
+        trial's numbers, not ``K_values``, ``trials`` or ``methods`` (each
+        record has its own seed key and method).
+    """
 
     name: str
     K_values: list
@@ -170,27 +194,158 @@ class KClassSpec:
     split: float
     methods: list
     seed: int
-    n_jobs: int
+    runner: "RunnerSettings"
+    results_dir: Path
+    config_key: str
 
 
 def validate_kclass(cfg) -> KClassSpec:
-    kc = cfg.kclass
-    K_values = list(kc.K)
-    check(len(K_values) > 0, "kclass.K", K_values, "a non-empty list of integers >= 2")
-    for K in K_values:
-        check(isinstance(K, int) and K >= 2, "kclass.K", K, "integers >= 2")
-    GaussianCircle(2, kc.sigma)  # validates sigma
-    check(isinstance(kc.N, int) and kc.N >= 2, "kclass.N", kc.N, "integer >= 2")
-    check(isinstance(kc.k, int) and 1 <= kc.k <= kc.N, "kclass.k", kc.k, f"1 <= k <= N = {kc.N}")
-    check(np.isfinite(kc.eps) and kc.eps > 0, "kclass.eps", kc.eps, "> 0")
-    check(isinstance(kc.trials, int) and kc.trials >= 1, "kclass.trials", kc.trials, "integer >= 1")
-    check(isinstance(kc.n_test, int) and kc.n_test >= 1, "kclass.n_test", kc.n_test, "integer >= 1")
-    check(0 < kc.split < 1, "kclass.split", kc.split, "(0, 1)")
-    for m in kc.methods:
-        check(m in METHODS, "kclass.methods", m, METHODS)
-    return KClassSpec(cfg.experiment_name, K_values, kc.sigma, int(kc.N), int(kc.k), float(kc.eps),
-                      int(kc.n_test), int(kc.trials), float(kc.split), list(kc.methods), int(cfg.seed),
-                      int(cfg.runner.n_jobs))
+    """Check a ``kind: kclass`` configuration and return its :class:`KClassSpec`.
+
+    Every error names its ``kclass.*`` key; nothing is computed or created.
+    """
+    from .errors import ConfigError
+    from .experiment import (EPS_MAX, EPS_MIN, MAX_N, check_list, config_node, eps_allowed, is_int,
+                             is_number, validate_common)
+    from .provenance import config_key
+
+    basics = validate_common(cfg, "kclass")
+    keys = ("K", "sigma", "N", "k", "eps", "n_test", "trials", "split", "methods")
+    kc = config_node(cfg, "kclass", keys, required=keys)
+    K_values = check_list("kclass.K", kc["K"], lambda K: is_int(K) and K >= 2, "integers >= 2",
+                          "kclass.K=[2,5,10]")
+    sigma = kc["sigma"]
+    sigma_allowed = "a finite number > 0 or the string '2/K'"
+    if isinstance(sigma, str):
+        check(sigma.replace(" ", "") == "2/K", "kclass.sigma", sigma, sigma_allowed)
+        sigma = "2/K"
+    else:
+        check(is_number(sigma) and sigma > 0, "kclass.sigma", sigma, sigma_allowed)
+        sigma = float(sigma)
+    N, k = kc["N"], kc["k"]
+    check(is_int(N) and 2 <= N <= MAX_N, "kclass.N", N, "integers 2 <= N <= 2**53")
+    check(is_int(k) and 1 <= k <= N, "kclass.k", k, f"integers 1 <= k <= N = {N}")
+    eps = kc["eps"]
+    check(is_number(eps) and EPS_MIN <= eps <= EPS_MAX, "kclass.eps", eps, eps_allowed())
+    for key in ("n_test", "trials"):
+        check(is_int(kc[key]) and kc[key] >= 1, f"kclass.{key}", kc[key], "integer >= 1")
+    split = kc["split"]
+    check(is_number(split) and 0 < split < 1, "kclass.split", split, "finite numbers in (0, 1)")
+    methods = check_list("kclass.methods", kc["methods"], lambda m: m in METHODS, ", ".join(METHODS),
+                         "kclass.methods=[rr,alibi]")
+    if "lp_2st" in methods:
+        # LP-2ST's stage 1 (split·N samples in stream order) trains the prior with a
+        # k-NN; stage 2 (the rest) must not be empty (see method_scores)
+        n1 = max(k, int(round(split * N)))
+        if not (split * N >= k and n1 < N):
+            raise ConfigError("kclass.split", split,
+                              f"split*N >= k and round(split*N) < N (N = {N}, k = {k}: "
+                              f"split in [{k / N:.6g}, {(N - 0.5) / N:.6g})): LP-2ST trains its "
+                              "stage-1 prior by kNN on split*N samples and privatizes the rest")
+    parts = {"kind": "kclass", "experiment": basics.name, "sigma": sigma, "N": int(N), "k": int(k),
+             "eps": float(eps), "n_test": int(kc["n_test"]), "split": float(split),
+             "seed": basics.seed}
+    return KClassSpec(name=basics.name, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
+                      k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
+                      split=float(split), methods=[str(m) for m in methods], seed=basics.seed,
+                      runner=basics.runner, results_dir=basics.results_dir,
+                      config_key=config_key(parts))
+
+
+# scikit-learn's bundled digits (load_digits) has this many images; validation uses the
+# number instead of loading the data set (tests/test_config.py checks it)
+DIGITS_SAMPLES = 1797
+
+
+@dataclass
+class DigitsSpec:
+    """The ``kclass_digits`` experiment, validated by :func:`validate_digits`.
+
+    Attributes
+    ----------
+    name : str
+        ``experiment_name``.
+    eps : list of float
+        Privacy budgets ``digits.eps``.
+    splits : int
+        Random train/test splits per ε.
+    test_fraction : float
+        Share of the images in the test set.
+    k : int
+        kNN neighbours.
+    split : float
+        LP-2ST's stage-1 share of the training set.
+    methods : list of str
+    seed : int
+    runner : RunnerSettings
+    results_dir : pathlib.Path
+        ``paths.results_dir`` (validated, not created).
+    config_key : str
+        Key of every (ε, split, method) record: ``k``, ``test_fraction``,
+        ``split`` and ``seed``, not the ε list, the number of splits or the
+        methods (each record has its own seed key and method).
+    """
+
+    name: str
+    eps: list
+    splits: int
+    test_fraction: float
+    k: int
+    split: float
+    methods: list
+    seed: int
+    runner: "RunnerSettings"
+    results_dir: Path
+    config_key: str
+
+
+def validate_digits(cfg) -> DigitsSpec:
+    """Check a ``kind: digits`` configuration and return its :class:`DigitsSpec`.
+
+    Every error names its ``digits.*`` key.  The sizes follow
+    :func:`_digits_trial`: ``round(test_fraction · 1797)`` test images, the rest
+    for training, and LP-2ST's first stage takes ``split`` of the training set.
+    Nothing is computed or created, and the data set is not loaded.
+    """
+    from .errors import ConfigError
+    from .experiment import (EPS_MAX, EPS_MIN, check_list, config_node, eps_allowed, is_int,
+                             is_number, validate_common)
+    from .provenance import config_key
+
+    basics = validate_common(cfg, "digits")
+    keys = ("eps", "splits", "test_fraction", "k", "split", "methods")
+    dg = config_node(cfg, "digits", keys, required=keys)
+    eps = check_list("digits.eps", dg["eps"], lambda e: is_number(e) and EPS_MIN <= e <= EPS_MAX,
+                     eps_allowed(), "digits.eps=[0.5,1,2]")
+    splits = dg["splits"]
+    check(is_int(splits) and splits >= 1, "digits.splits", splits, "integer >= 1")
+    fraction = dg["test_fraction"]
+    n_test = int(round(fraction * DIGITS_SAMPLES)) if is_number(fraction) else 0
+    check(is_number(fraction) and 0 < fraction < 1 and 1 <= n_test < DIGITS_SAMPLES,
+          "digits.test_fraction", fraction,
+          f"finite numbers in (0, 1) leaving at least one test and one training image "
+          f"({DIGITS_SAMPLES} images)")
+    train = DIGITS_SAMPLES - n_test
+    split = dg["split"]
+    check(is_number(split) and 0 < split < 1, "digits.split", split, "finite numbers in (0, 1)")
+    methods = check_list("digits.methods", dg["methods"], lambda m: m in METHODS, ", ".join(METHODS),
+                         "digits.methods=[rr,alibi]")
+    k = dg["k"]
+    lp_2st = "lp_2st" in methods
+    # the k-NN runs on the training set, and LP-2ST's prior on its first stage alone
+    most = int(np.floor(split * train)) if lp_2st else train
+    check(is_int(k) and 1 <= k <= most, "digits.k", k,
+          f"integers 1 <= k <= {most} (" + (f"LP-2ST's stage 1: split*train = {split:g}*{train}"
+                                            if lp_2st else f"the {train} training images") + ")")
+    if lp_2st and not int(round(split * train)) < train:
+        raise ConfigError("digits.split", split, f"values with round(split*{train}) < {train} "
+                          "(LP-2ST privatizes the rest of the training set in stage 2)")
+    parts = {"kind": "digits", "k": int(k), "test_fraction": float(fraction), "split": float(split),
+             "seed": basics.seed}
+    return DigitsSpec(name=basics.name, eps=[float(e) for e in eps], splits=int(splits),
+                      test_fraction=float(fraction), k=int(k), split=float(split),
+                      methods=[str(m) for m in methods], seed=basics.seed, runner=basics.runner,
+                      results_dir=basics.results_dir, config_key=config_key(parts))
 
 
 def _summarize(trials: pd.DataFrame, keys) -> pd.DataFrame:
@@ -201,24 +356,93 @@ def _summarize(trials: pd.DataFrame, keys) -> pd.DataFrame:
     return summary.rename(columns={"size": "trials"}).drop(columns="std")
 
 
-def run_kclass(spec: KClassSpec, out: Path) -> pd.DataFrame:
-    """Run one ``kclass_fig*`` experiment; write trials.csv, summary.csv, accuracy.png, accuracy.md."""
+KCLASS_TRIALS = Schema("kclass_trials", (
+    Column("experiment", "TEXT"), Column("config_key", "TEXT"), Column("seed_key", "TEXT"),
+    Column("method", "TEXT"), Column("K", "INTEGER"), Column("trial", "INTEGER"),
+    Column("sigma", "TEXT"), Column("N", "INTEGER"), Column("k", "INTEGER", sql="k_neighbours"),
+    Column("eps", "REAL"), Column("accuracy", "REAL"), Column("seconds", "REAL"),
+), key=("experiment", "config_key", "seed_key", "method"))
+
+DIGITS_TRIALS = Schema("digits_trials", (
+    Column("experiment", "TEXT"), Column("config_key", "TEXT"), Column("seed_key", "TEXT"),
+    Column("method", "TEXT"), Column("eps", "REAL"), Column("split", "INTEGER"),
+    Column("accuracy", "REAL"), Column("seconds", "REAL"),
+), key=("experiment", "config_key", "seed_key", "method"))
+
+
+class _MethodTrialPlan(Plan):
+    """Trials that each yield one record per method, keyed (seed_key, method).
+
+    A trial whose methods are all stored is skipped; one that lacks some
+    computes only those (each method has its own stream, so the numbers are the
+    ones a full trial would give).
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.experiment = spec.name
+        self.config_key = spec.config_key
+        self.runner = spec.runner
+
+    @abstractmethod
+    def trials(self) -> dict:
+        """seed_key -> the arguments that identify the trial."""
+
+    @abstractmethod
+    def call(self, trial, methods):
+        """A ``delayed`` call computing ``methods`` of one trial."""
+
+    def wanted(self) -> list:
+        return [(key, m) for key in self.trials() for m in self.spec.methods]
+
+    def tasks(self, todo: list) -> list:
+        missing: dict = {}
+        for key, method in todo:
+            missing.setdefault(key, []).append(method)
+        trials = self.trials()
+        return [self.call(trials[key], methods) for key, methods in missing.items()]
+
+
+def _kclass_records(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial) -> pd.DataFrame:
+    frame = pd.DataFrame(_synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed,
+                                          trial))
+    frame["seed_key"] = f"K{K}-{trial}"
+    for key, value in (("sigma", str(sigma)), ("N", N), ("k", k), ("eps", eps)):
+        frame[key] = value
+    return frame
+
+
+class KClassPlan(_MethodTrialPlan):
+    """A ``kclass_fig*`` experiment: every K × trial × method."""
+
+    schema = KCLASS_TRIALS
+
+    def trials(self) -> dict:
+        return {f"K{K}-{t}": (K, t) for K in self.spec.K_values for t in range(self.spec.trials)}
+
+    def call(self, trial, methods):
+        s = self.spec
+        K, t = trial
+        return delayed(_kclass_records)(s.name, K, s.sigma, s.N, s.k, s.eps, s.n_test, s.split,
+                                        methods, s.seed, t)
+
+
+def run_kclass(spec: KClassSpec, store: TrialStore) -> tuple:
+    """Run (or resume) one ``kclass_fig*`` experiment through the store: (trials, RunStats)."""
+    return execute(KClassPlan(spec), store)
+
+
+def write_kclass(spec: KClassSpec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """trials.csv, summary.csv, accuracy.png and accuracy.md of one ``kclass_fig*`` run."""
     import matplotlib.pyplot as plt
 
-    out.mkdir(parents=True, exist_ok=True)
-    tasks = [delayed(_synthetic_trial)(spec.name, K, spec.sigma, spec.N, spec.k, spec.eps, spec.n_test,
-                                       spec.split, spec.methods, spec.seed, t)
-             for K in spec.K_values for t in range(spec.trials)]
-    rows = [r for chunk in Parallel(n_jobs=spec.n_jobs, batch_size=4)(tasks) for r in chunk]
-    trials = pd.DataFrame(rows)
-    trials.insert(0, "experiment", spec.name)
-    for key, value in (("sigma", spec.sigma), ("N", spec.N), ("k", spec.k), ("eps", spec.eps)):
-        trials[key] = value
-    trials.to_csv(out / "trials.csv", index=False)
+    columns = ["experiment", "config_key", "seed_key", "K", "trial", "method", "accuracy", "seconds",
+               "sigma", "N", "k", "eps", "run_id", "computed_by"]
+    atomic_write(out / "trials.csv", lambda p: trials[columns].to_csv(p, index=False))
     summary = _summarize(trials, ["K", "method"])
     bayes = {K: GaussianCircle(K, spec.sigma).bayes_accuracy() for K in spec.K_values}
     summary["bayes_accuracy"] = summary.K.map(bayes)
-    summary.to_csv(out / "summary.csv", index=False)
+    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for method, part in summary.groupby("method", sort=False):
@@ -232,7 +456,7 @@ def run_kclass(spec: KClassSpec, out: Path) -> pd.DataFrame:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "accuracy.png", dpi=110)
+    atomic_write(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
 
     table = summary.pivot(index="K", columns="method", values="mean")
@@ -243,7 +467,7 @@ def run_kclass(spec: KClassSpec, out: Path) -> pd.DataFrame:
     for K in spec.K_values:
         cells = " | ".join(f"{table.loc[K, m]:.3f} ± {half.loc[K, m]:.3f}" for m in spec.methods)
         lines.append(f"| {K} | {bayes[K]:.3f} | {cells} |")
-    (out / "accuracy.md").write_text("\n".join(lines) + "\n")
+    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return summary
 
 
@@ -255,45 +479,63 @@ def _digits_trial(X, y, eps, methods, k, test_fraction, seed, split_index, split
     _, neighbours = cKDTree(X[train]).query(X[test], k=k)
     rows = []
     for method in methods:
+        start = time.perf_counter()
         predictions = method_scores(method, X[train], y[train], 10, eps, neighbours,
                                     _stream(seed, "digits", method, eps, split_index), k, split)
         rows.append({"eps": eps, "split": split_index, "method": method,
-                     "accuracy": float(np.mean(predictions == y[test]))})
+                     "accuracy": float(np.mean(predictions == y[test])),
+                     "seconds": time.perf_counter() - start})
     return rows
 
 
-def run_digits(cfg, out: Path) -> pd.DataFrame:
-    """scikit-learn's digits (bundled, no download): test accuracy vs ε per method."""
+def _digits_records(eps, methods, k, test_fraction, seed, split_index, split) -> pd.DataFrame:
     from sklearn.datasets import load_digits
 
-    dg = cfg.digits
-    for e in dg.eps:
-        check(np.isfinite(e) and e > 0, "digits.eps", e, "> 0")
-    check(isinstance(dg.splits, int) and dg.splits >= 1, "digits.splits", dg.splits, "integer >= 1")
-    check(isinstance(dg.k, int) and dg.k >= 1, "digits.k", dg.k, "integer >= 1")
-    check(0 < dg.test_fraction < 1, "digits.test_fraction", dg.test_fraction, "(0, 1)")
-    for m in dg.methods:
-        check(m in METHODS, "digits.methods", m, METHODS)
     data = load_digits()
-    X, y = data.data / 16.0, data.target
-    out.mkdir(parents=True, exist_ok=True)
-    tasks = [delayed(_digits_trial)(X, y, float(e), list(dg.methods), int(dg.k), float(dg.test_fraction),
-                                    int(cfg.seed), s, float(dg.split))
-             for e in dg.eps for s in range(dg.splits)]
-    rows = [r for chunk in Parallel(n_jobs=int(cfg.runner.n_jobs))(tasks) for r in chunk]
-    trials = pd.DataFrame(rows)
-    trials.to_csv(out / "accuracy.csv", index=False)
+    frame = pd.DataFrame(_digits_trial(data.data / 16.0, data.target, eps, methods, k,
+                                       test_fraction, seed, split_index, split))
+    frame["seed_key"] = f"eps{eps!r}-{split_index}"
+    return frame
+
+
+class DigitsPlan(_MethodTrialPlan):
+    """``kclass_digits``: every ε × random split × method."""
+
+    schema = DIGITS_TRIALS
+
+    def trials(self) -> dict:
+        return {f"eps{float(e)!r}-{s}": (float(e), s) for e in self.spec.eps
+                for s in range(self.spec.splits)}
+
+    def call(self, trial, methods):
+        s = self.spec
+        eps, split_index = trial
+        return delayed(_digits_records)(eps, methods, s.k, s.test_fraction, s.seed, split_index,
+                                        s.split)
+
+
+def run_digits(spec, store: TrialStore) -> tuple:
+    """Run (or resume) ``kclass_digits`` through the store: (trials, RunStats)."""
+    return execute(DigitsPlan(spec), store)
+
+
+def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """accuracy.csv (one row per split and method), summary.csv and accuracy.md."""
+    columns = ["experiment", "config_key", "seed_key", "eps", "split", "method", "accuracy",
+               "seconds", "run_id", "computed_by"]
+    atomic_write(out / "accuracy.csv", lambda p: trials[columns].to_csv(p, index=False))
     summary = _summarize(trials, ["eps", "method"])
-    summary.to_csv(out / "summary.csv", index=False)
-    table = summary.pivot(index="method", columns="eps", values="mean").reindex(list(dg.methods))
-    half = summary.pivot(index="method", columns="eps", values="se").reindex(list(dg.methods)) * 1.96
-    lines = [f"# kclass_digits: test accuracy on scikit-learn digits (K = 10, kNN k = {dg.k}, "
-             f"{dg.splits} random {1 - dg.test_fraction:.0%}/{dg.test_fraction:.0%} splits; "
+    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+    eps = [float(e) for e in spec.eps]
+    table = summary.pivot(index="method", columns="eps", values="mean").reindex(list(spec.methods))
+    half = summary.pivot(index="method", columns="eps", values="se").reindex(list(spec.methods)) * 1.96
+    lines = [f"# kclass_digits: test accuracy on scikit-learn digits (K = 10, kNN k = {spec.k}, "
+             f"{spec.splits} random {1 - spec.test_fraction:.0%}/{spec.test_fraction:.0%} splits; "
              "mean ± 95% CI half-width)", "",
-             "| method | " + " | ".join(f"ε = {e:g}" for e in dg.eps) + " |",
-             "|---|" + "---|" * len(dg.eps)]
-    for m in dg.methods:
+             "| method | " + " | ".join(f"ε = {e:g}" for e in eps) + " |",
+             "|---|" + "---|" * len(eps)]
+    for m in spec.methods:
         lines.append(f"| {LABELS[m]} | " + " | ".join(
-            f"{table.loc[m, e]:.3f} ± {half.loc[m, e]:.3f}" for e in dg.eps) + " |")
-    (out / "accuracy.md").write_text("\n".join(lines) + "\n")
+            f"{table.loc[m, e]:.3f} ± {half.loc[m, e]:.3f}" for e in eps) + " |")
+    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return summary

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import platform
-import subprocess
-import sys
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import matplotlib
@@ -20,10 +14,9 @@ import pandas as pd  # noqa: E402
 
 from .theory import CELLS  # noqa: E402
 
-__all__ = ["plot_rates", "write_provenance", "write_table1", "plot_exponents"]
+from .store import atomic_write  # noqa: E402
 
-LIBRARIES = ["labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
-             "joblib", "statsmodels", "tqdm"]
+__all__ = ["plot_rates", "write_table1", "plot_exponents"]
 
 
 def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str) -> None:
@@ -63,44 +56,6 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def _git_commit() -> str:
-    root = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        # outputs being rewritten by this very sweep do not make the code dirty
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)results"], cwd=root, capture_output=True,
-                               text=True).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def write_provenance(path: Path, seed: int, config_key: str, overrides=None) -> dict:
-    """Package and library versions, git commit, seed, command line."""
-    versions = {}
-    for lib in LIBRARIES:
-        try:
-            versions[lib] = metadata.version(lib)
-        except metadata.PackageNotFoundError:
-            versions[lib] = None
-    info = {
-        "package_version": versions.pop("labeldp-sim"),
-        "git_commit": _git_commit(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "libraries": versions,
-        "seed": seed,
-        "config_key": config_key,
-        "command": " ".join(sys.argv),
-        "overrides": list(overrides or []),
-        "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    path.write_text(json.dumps(info, indent=2) + "\n")
-    return info
 
 
 def _fmt(x, digits=3):
@@ -154,12 +109,13 @@ def write_table1(results_dir: Path) -> pd.DataFrame:
                 "theory", "theory_formula", "theory_source", "slope", "se", "ci_low", "ci_high",
                 "tol", "verdict", "points")}})
     table = pd.DataFrame(rows)
-    table.to_csv(results_dir / "table1.csv", index=False)
-    (results_dir / "table1.md").write_text(_table1_markdown(table))
+    atomic_write(results_dir / "table1.csv", lambda p: table.to_csv(p, index=False))
+    atomic_write(results_dir / "table1.md", lambda p: p.write_text(_table1_markdown(table)))
     for task in ("classification", "regression"):
         part = table[(table.task == task) & (table.verdict != "not run")]
         if len(part):
-            plot_exponents(part, results_dir / f"exponents_{task}.png", task)
+            atomic_write(results_dir / f"exponents_{task}.png",
+                         lambda p, part=part, task=task: plot_exponents(part, p, task))
     return table
 
 

@@ -78,6 +78,18 @@ def test_bad_input_exits_with_one_line(tmp_path, args, key):
     assert not (tmp_path / "cls_label_ldp").exists()  # nothing computed
 
 
+def _stored_count(path):
+    import sqlite3
+
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=5) as con:
+            return con.execute("SELECT count(*) FROM rate_trials_v1").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
     import signal
     import time
@@ -88,24 +100,43 @@ def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    partial = tmp_path / "cls_label_cdp" / "trials.partial.csv"
+    store = tmp_path / "trials.sqlite"
     deadline = time.time() + 120
-    while time.time() < deadline and not (partial.exists() and partial.stat().st_size > 20_000):
+    while time.time() < deadline and _stored_count(store) < 1000:
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     if proc.returncode == 0:
         pytest.skip("the sweep finished before the interrupt arrived")
-    assert "interrupted" in err and partial.exists()
-    kept = pd.read_csv(partial)
-    assert 0 < len(kept) < 5 * 6000
+    assert "interrupted" in err and "run the same command again" in err
+    kept = _stored_count(store)
+    assert 0 < kept < 5 * 6000
     rerun = subprocess.run([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
-    trials = pd.read_csv(tmp_path / "cls_label_cdp" / "trials.csv").set_index("seed_key")
-    assert len(trials) == 5 * 6000 and not partial.exists()
-    again = trials.loc[kept.seed_key]
-    assert (again.seconds.to_numpy() == kept.seconds.to_numpy()).all()  # reused, not recomputed
+    assert f"{kept:,} reused" in rerun.stdout
+    trials = pd.read_csv(tmp_path / "cls_label_cdp" / "trials.csv")
+    assert len(trials) == 5 * 6000 and not trials.seed_key.duplicated().any()
+    assert trials.run_id.nunique() == 2  # the interrupted run's trials were reused, not recomputed
+
+
+def test_multirun_jobs_write_their_own_directories(tmp_path):
+    proc = _run(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,4", "grid.reps=10", "grid.d=[1]",
+                 "runner.n_jobs=1", "runner.progress=false"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    keys = set()
+    for value in (2, 4):
+        out = tmp_path / "cls_label_cdp" / f"distribution.C_M={value}"
+        config = (out / "config.yaml").read_text()
+        assert f"C_M: {value}" in config
+        keys |= set(pd.read_csv(out / "trials.csv").config_key)
+    assert len(keys) == 2
+
+
+def test_a_bad_job_stops_a_multirun_before_any_job_computes(tmp_path):
+    proc = _run(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,-1", "grid.d=[1]"], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("labeldp-sim: error: distribution.C_M")
+    assert not (tmp_path / "cls_label_cdp").exists() and not (tmp_path / "trials.sqlite").exists()
 
 
 @pytest.mark.parametrize("experiment,grid", [
@@ -141,3 +172,11 @@ def test_kclass_and_digits_experiments_write_their_tables(tmp_path):
     assert proc.returncode == 0, proc.stderr
     accuracy = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv")
     assert len(accuracy) == 2 * 2 * 5 and "| method |" in (tmp_path / "kclass_digits" / "accuracy.md").read_text()
+    # both kinds resume from the store: a rerun with one more split computes only that split
+    proc = _run(["experiment=kclass_digits", "digits.splits=3", "digits.eps=[1,8]", "runner.n_jobs=1"],
+                tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "30 trials: 20 reused" in proc.stdout and "10 to compute" in proc.stdout
+    again = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv").set_index(["seed_key", "method"])
+    before = accuracy.set_index(["seed_key", "method"])
+    assert (again.loc[before.index, "accuracy"] == before.accuracy).all()

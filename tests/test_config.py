@@ -1,12 +1,27 @@
-"""Bad input: one ConfigError naming the key and the allowed values, before any computation."""
+"""Bad input: one ConfigError naming the key and the allowed values, before any computation.
 
+These tests validate composed configurations directly (``validate_job`` and
+``build_experiment``); ``tests/test_bad_input.py`` runs the same kind of cases
+through the command line.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from labeldp_sim.cli import check_group_choices
 from labeldp_sim.errors import ConfigError
-from labeldp_sim.experiment import build_experiment
+from labeldp_sim.experiment import (BACKENDS, MAX_N, Experiment, RunnerSettings, build_experiment,
+                                    group_options, validate_job, validate_results_dir)
 
 from .conftest import SMALL_GRID
+
+
+@pytest.fixture
+def results(tmp_path):
+    """A results directory that does not exist yet (validation must not create it)."""
+    return tmp_path / "out"
 
 
 def _error(make_cfg, *overrides):
@@ -14,6 +29,16 @@ def _error(make_cfg, *overrides):
         build_experiment(make_cfg([*SMALL_GRID, *overrides]))
     message = str(err.value)
     assert "\n" not in message and "allowed:" in message
+    return err.value
+
+
+def _job_error(make_cfg, results, *overrides):
+    """validate_job's error for ``overrides``; checks one line and that nothing was created."""
+    with pytest.raises(ConfigError) as err:
+        validate_job(make_cfg([*overrides, f"paths.results_dir={results}"]))
+    message = str(err.value)
+    assert "\n" not in message and "allowed:" in message, message
+    assert not results.exists()
     return err.value
 
 
@@ -33,6 +58,7 @@ def _error(make_cfg, *overrides):
     (["experiment=cls_nonprivate", "runner.path=magic"], "runner.path"),
     (["experiment=cls_nonprivate", "runner.n_jobs=0"], "runner.n_jobs"),
     (["experiment=cls_nonprivate", "runner.backend=dask"], "runner.backend"),
+    (["experiment=cls_nonprivate", "runner.backend=multiprocessing"], "runner.backend"),
     (["experiment=cls_nonprivate", "runner.path=per_sample"], "runner.path"),  # N = 1e9 per sample
     (["experiment=cls_nonprivate", "fit.tol=0"], "fit.tol"),
     (["experiment=cls_nonprivate", "cell=cls_unknown"], "cell"),
@@ -62,14 +88,21 @@ def test_estimator_that_does_not_fit_the_task(make_cfg):
                                      ("experiment=cls_label_ldp,nope", "experiment"),
                                      ("distribution=bogus", "distribution")])
 def test_unknown_group_choices_are_one_line(arg, key):
+    from labeldp_sim.cli import validate_argv
+
     with pytest.raises(ConfigError) as err:
-        check_group_choices(["experiment=cls_label_ldp", arg])
+        validate_argv(["-m", "experiment=cls_label_ldp", arg])
     assert err.value.key == key and "\n" not in str(err.value)
 
 
-def test_known_choices_pass():
-    check_group_choices(["-m", "experiment=cls_label_ldp,cls_label_cdp", "mechanism=rappor",
-                         "grid.reps=3", "+foo=bar"])
+def test_known_choices_pass(tmp_path):
+    from labeldp_sim.cli import validate_argv
+
+    # every job is composed and validated (the old check only looked the choices up)
+    _, jobs = validate_argv(["-m", "experiment=cls_label_ldp,cls_label_cdp", "grid.reps=3",
+                             f"paths.results_dir={tmp_path / 'out'}"])
+    assert [job.spec.name for job in jobs] == ["cls_label_ldp", "cls_label_cdp"]
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("overrides,key", [
@@ -94,3 +127,292 @@ def test_known_choices_pass():
 ])
 def test_bad_regression_values_name_their_key(make_cfg, overrides, key):
     assert _error(make_cfg, *overrides).key == key
+
+
+# --------------------------------------------------------------------------- validate_job
+
+LDP, NP = "experiment=cls_label_ldp", "experiment=cls_nonprivate"
+KC, DG = "experiment=kclass_fig2a", "experiment=kclass_digits"
+
+
+@pytest.mark.parametrize("overrides,key", [
+    # unknown keys, on every node
+    ([LDP, "+grid.foo=1"], "grid.foo"),
+    ([LDP, "+grid.sweeps.N.foo=1"], "grid.sweeps.N.foo"),
+    ([LDP, "+distribution.foo=1"], "distribution.foo"),
+    ([LDP, "+mechanism.T=1"], "mechanism.T"),  # RAPPOR takes no clipping level
+    ([LDP, "+estimator.foo=1"], "estimator.foo"),
+    ([LDP, "+runner.foo=1"], "runner.foo"),
+    ([LDP, "+fit.foo=1"], "fit.foo"),
+    ([LDP, "+paths.foo=1"], "paths.foo"),
+    ([LDP, "+foo=1"], "foo"),
+    ([LDP, "+kclass.K=[2]"], "kind"),  # a kclass node on a rates experiment
+    ([KC, "+kclass.foo=1"], "kclass.foo"),
+    ([DG, "+digits.foo=1"], "digits.foo"),
+    # set by the grid, not by the group
+    ([LDP, "distribution.d=3"], "distribution.d"),
+    ([LDP, "+mechanism.epsilon=1"], "mechanism.epsilon"),
+    # numbers, each blamed on its own key
+    ([LDP, "distribution.beta=abc"], "distribution.beta"),
+    ([LDP, "distribution.gamma=inf"], "distribution.gamma"),
+    ([LDP, "distribution.h_scale=inf"], "distribution.h_scale"),  # not estimator.h_scale
+    ([NP, "distribution.K=2.5"], "distribution.K"),
+    ([NP, "distribution.C_M=true"], "distribution.C_M"),
+    (["experiment=heavy_label_cdp", "distribution.tail_level=abc"], "distribution.tail_level"),
+    (["experiment=heavy_label_cdp", "mechanism.T=abc"], "mechanism.T"),
+    (["experiment=reg_label_ldp", "estimator.k=abc"], "estimator.k"),
+    ([LDP, "mechanism._target_=nope.Nope"], "mechanism._target_"),
+    # the margin construction needs gamma*beta <= d
+    ([LDP, "distribution.gamma=3"], "distribution.gamma"),
+    ([LDP, "distribution.gamma=2", "distribution.beta=0.6"], "distribution.gamma"),
+    # the grid
+    ([LDP, "grid.d=[]"], "grid.d"),
+    ([LDP, "grid.d=3"], "grid.d"),
+    ([LDP, "grid.d=[1,1]"], "grid.d"),
+    ([LDP, "grid.d=[true]"], "grid.d"),
+    ([LDP, "grid.reps_per_d=5"], "grid.reps_per_d"),
+    ([LDP, "grid.reps_per_d={3:0}"], "grid.reps_per_d.3"),
+    ([LDP, "grid.sweeps.N.values=abc"], "grid.sweeps.N.values"),
+    ([LDP, "grid.sweeps.N.values=[1e4,1e4]"], "grid.sweeps.N.values"),
+    ([LDP, "~grid.sweeps.N.eps"], "grid.sweeps.N.eps"),
+    ([LDP, "grid.sweeps.N.values=[1e19]"], "grid.sweeps.N.values"),
+    ([LDP, "grid.sweeps.eps.N=1e19"], "grid.sweeps.eps.N"),
+    ([NP, "grid.d=[1]", "grid.sweeps.N.values=[9007199254740000]"], "grid.sweeps.N.values"),  # snaps above 2^53
+    ([LDP, "grid.sweeps.eps.values=[1e-300]"], "grid.sweeps.eps.values"),
+    ([LDP, "grid.sweeps.eps.values=[1000]"], "grid.sweeps.eps.values"),
+    ([NP, "distribution.h_scale=1e-300"], "grid.sweeps.N.values"),  # 1/h overflows
+    ([NP, "estimator.h_scale=1e-12"], "grid.sweeps.N.values"),  # G^d > 2^53 cubes
+    # cell, seed, kind, name
+    ([LDP, "cell=reg_label_ldp"], "cell"),
+    ([NP, "seed=-1"], "seed"),
+    ([NP, "seed=abc"], "seed"),
+    ([NP, "seed=9223372036854775808"], "seed"),
+    ([NP, "kind=foo"], "kind"),
+    ([LDP, "kind=kclass"], "kind"),
+    ([KC, "kind=rates"], "kind"),
+    ([NP, "experiment_name=.."], "experiment_name"),
+    ([NP, "experiment_name=a/b"], "experiment_name"),
+    # runner: flags are real bools
+    ([NP, "runner.progress=maybe"], "runner.progress"),
+    ([NP, "runner.reuse=maybe"], "runner.reuse"),
+    ([NP, "runner.reuse=1"], "runner.reuse"),
+    ([NP, "runner.n_jobs=true"], "runner.n_jobs"),
+    ([NP, "runner.chunk=0"], "runner.chunk"),
+    ([NP, "~runner.reuse"], "runner.reuse"),
+    ([NP, "fit.tol=abc"], "fit.tol"),
+    ([NP, "fit.min_points=1"], "fit.min_points"),
+    # kclass
+    ([KC, "kclass.K=3"], "kclass.K"),
+    ([KC, "kclass.K=[1,4]"], "kclass.K"),
+    ([KC, "kclass.K=[2,true]"], "kclass.K"),
+    ([KC, "kclass.eps=abc"], "kclass.eps"),
+    ([KC, "kclass.eps=1e-300"], "kclass.eps"),
+    ([KC, "kclass.sigma=bad"], "kclass.sigma"),
+    ([KC, "kclass.sigma=inf"], "kclass.sigma"),
+    ([KC, "kclass.split=0.01"], "kclass.split"),  # split·N < k
+    ([KC, "kclass.k=20000"], "kclass.k"),
+    ([KC, "kclass.N=1.5"], "kclass.N"),
+    ([KC, "kclass.n_test=0"], "kclass.n_test"),
+    ([KC, "kclass.methods=[rr,magic]"], "kclass.methods"),
+    ([KC, "kclass.methods=[rr,rr]"], "kclass.methods"),
+    ([KC, "runner.n_jobs=0"], "runner.n_jobs"),
+    ([KC, "runner.backend=dask"], "runner.backend"),
+    ([KC, "runner.path=magic"], "runner.path"),
+    # digits
+    ([DG, "digits.eps=[]"], "digits.eps"),
+    ([DG, "digits.eps=abc"], "digits.eps"),
+    ([DG, "digits.k=5000"], "digits.k"),
+    ([DG, "digits.k=700"], "digits.k"),  # fits the training set, not LP-2ST's stage 1
+    ([DG, "digits.test_fraction=0"], "digits.test_fraction"),
+    ([DG, "digits.test_fraction=0.0001"], "digits.test_fraction"),  # no test image
+    ([DG, "digits.split=0.9999"], "digits.split"),
+    ([DG, "digits.splits=0"], "digits.splits"),
+    ([DG, "digits.methods=[magic]"], "digits.methods"),
+    ([DG, "runner.progress=maybe"], "runner.progress"),
+])
+def test_validate_job_names_the_key_and_creates_nothing(make_cfg, results, overrides, key):
+    assert _job_error(make_cfg, results, *overrides).key == key
+
+
+def test_each_value_is_blamed_with_its_allowed_values(make_cfg, results):
+    err = _job_error(make_cfg, results, LDP, "distribution.beta=abc")
+    assert str(err) == "distribution.beta: got 'abc'; allowed: finite numbers in (0, 1]"
+    err = _job_error(make_cfg, results, LDP, "+grid.foo=1")
+    assert str(err) == "grid.foo: got 1; allowed: d, reps, reps_per_d, sweeps"
+    err = _job_error(make_cfg, results, LDP, "distribution.gamma=3")
+    assert "gamma*beta <= d" in err.allowed and "Audibert & Tsybakov 2007" in err.allowed
+    err = _job_error(make_cfg, results, KC, "kclass.K=3")
+    assert "non-empty list of integers >= 2" in err.allowed
+    err = _job_error(make_cfg, results, LDP, "cell=reg_label_ldp")
+    assert "cls_label_ldp" in err.allowed and "reg_label_ldp" not in err.allowed
+    err = _job_error(make_cfg, results, NP, "runner.backend=multiprocessing")
+    assert err.allowed.startswith("loky, threading, sequential")
+
+
+def test_config_error_is_one_short_line():
+    err = ConfigError("a.b", {"x": list(range(1000)), "y": "two\nlines"}, "p\nq")
+    assert "\n" not in str(err) and len(str(err)) < 140
+    assert err.got["x"][-1] == 999  # the value itself is kept whole
+    assert "\n" not in str(ConfigError("k", np.eye(3), ["a", "b"]))
+
+
+# --------------------------------------------------------------------------- what a valid job carries
+
+
+@pytest.mark.parametrize("experiment", group_options("experiment"))
+def test_every_shipped_experiment_validates(make_cfg, results, experiment):
+    spec = validate_job(make_cfg([f"experiment={experiment}", f"paths.results_dir={results}"]))
+    assert spec.name == experiment and spec.results_dir == results
+    assert isinstance(spec.runner, RunnerSettings) and spec.runner.backend in BACKENDS
+    assert spec.config_key.startswith("c") and len(spec.config_key) == 17
+    assert not results.exists()
+
+
+def test_experiment_carries_runner_settings_and_results_dir(make_cfg, results):
+    exp = validate_job(make_cfg([NP, "runner.n_jobs=3", "runner.backend=threading", "runner.chunk=7",
+                                 "runner.progress=false", "runner.reuse=false",
+                                 f"paths.results_dir={results}"]))
+    assert isinstance(exp, Experiment) and exp.path == "auto"
+    assert exp.runner == RunnerSettings(n_jobs=3, backend="threading", chunk=7, progress=False, reuse=False)
+    assert exp.results_dir == results
+    for removed in ("n_jobs", "backend", "chunk", "progress"):
+        assert not hasattr(exp, removed)
+
+
+def test_runner_path_is_checked_but_ignored_for_accuracy_kinds(make_cfg, results):
+    for experiment in (KC, DG):
+        assert validate_job(make_cfg([experiment, "runner.path=sufficient", f"paths.results_dir={results}"]))
+
+
+def test_rates_config_key_covers_what_sets_the_numbers(make_cfg, results):
+    def key(*overrides):
+        return validate_job(make_cfg([LDP, *SMALL_GRID, f"paths.results_dir={results}", *overrides])).config_key
+
+    base = key()
+    assert key("grid.reps=99", "runner.chunk=3", "runner.reuse=false") == base
+    assert key(f"paths.results_dir={results}2") == base
+    assert key("distribution.L=0.5") != base and key("seed=1") != base
+    assert key("estimator.h_scale=3") != base and key("cell=cls_full_ldp", "mechanism=joint_rappor") != base
+
+
+def test_kclass_config_key_is_per_record(make_cfg, results):
+    def key(*overrides):
+        return validate_job(make_cfg([KC, f"paths.results_dir={results}", *overrides])).config_key
+
+    base = key()
+    # K, the number of trials and the methods pick records; each record keeps its key
+    assert key("kclass.K=[2,7]", "kclass.trials=3", "kclass.methods=[rr]") == base
+    assert key("kclass.eps=2") != base and key("kclass.N=5000") != base
+    assert key("kclass.sigma=2/K") != base and key("experiment_name=other") != base
+
+
+def test_digits_config_key_is_per_record(make_cfg, results):
+    def spec(*overrides):
+        return validate_job(make_cfg([DG, f"paths.results_dir={results}", *overrides]))
+
+    base = spec()
+    assert base.eps == [0.5, 1.0, 2.0, 4.0, 8.0] and all(isinstance(e, float) for e in base.eps)
+    assert (base.splits, base.test_fraction, base.k, base.split) == (20, 0.3, 25, 0.5)
+    assert spec("digits.eps=[1]", "digits.splits=2", "digits.methods=[rr]").config_key == base.config_key
+    assert spec("digits.k=10").config_key != base.config_key
+    assert spec("digits.test_fraction=0.2").config_key != base.config_key
+
+
+def test_digits_sample_count_matches_the_bundled_data_set():
+    from sklearn.datasets import load_digits
+
+    from labeldp_sim.kclass import DIGITS_SAMPLES
+
+    assert load_digits().target.size == DIGITS_SAMPLES
+
+
+# --------------------------------------------------------------------------- the results directory
+
+
+def test_results_dir_may_exist_or_be_created_later(make_cfg, tmp_path):
+    existing = tmp_path / "there"
+    existing.mkdir()
+    assert validate_results_dir(make_cfg([NP, f"paths.results_dir={existing}"])) == existing
+    nested = tmp_path / "a" / "b" / "c"
+    assert validate_results_dir(make_cfg([NP, f"paths.results_dir={nested}"])) == nested
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["there"]  # nothing created, no probe left
+
+
+@pytest.mark.parametrize("value", ["''", "null", "@FILE", "@FILE/sub", "'   '", "2024"])
+def test_results_dir_refusals(make_cfg, tmp_path, value):
+    (tmp_path / "file").write_text("x")
+    value = value.replace("@FILE", str(tmp_path / "file"))
+    with pytest.raises(ConfigError) as err:
+        validate_results_dir(make_cfg([NP, f"paths.results_dir={value}"]))
+    assert err.value.key == "paths.results_dir" and "\n" not in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_read_only_results_parent_is_refused(make_cfg, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root can write into a 0o555 directory, so the run would succeed")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        with pytest.raises(ConfigError, match="not writable"):
+            validate_results_dir(make_cfg([NP, f"paths.results_dir={locked / 'out'}"]))
+    finally:
+        locked.chmod(0o755)
+
+
+def test_results_dir_on_a_file_system_that_refuses_files(make_cfg):
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux procfs")
+    # the check holds as root too: it opens an anonymous file there instead of trusting access()
+    with pytest.raises(ConfigError, match="not writable"):
+        validate_results_dir(make_cfg([NP, "paths.results_dir=/proc/labeldp-sim-out"]))
+
+
+# --------------------------------------------------------------------------- margin, replicates, float64
+
+
+def test_gamma_beta_up_to_d_is_accepted(make_cfg, results):
+    exp = validate_job(make_cfg([LDP, "distribution.gamma=2", "grid.d=[2,3]", f"paths.results_dir={results}"]))
+    assert {pt.d for pt in exp.points} == {2, 3}
+
+
+def test_less_than_one_bump_is_flagged_not_clamped(make_cfg, results):
+    from labeldp_sim.distributions import HolderBump
+
+    family = HolderBump(d=1, gamma=1.0, beta=1.0, C_M=0.5)  # γβ = d: C_M h^(γβ−d) = 0.5 bumps
+    assert family.n_bumps(10) == 1 and not family.construction_valid(10)
+    assert HolderBump(d=2, gamma=1.0, C_M=0.5).construction_valid(10)  # 0.5·10 = 5 bumps
+    exp = validate_job(make_cfg([NP, "distribution.C_M=0.5", "grid.d=[1,2]", f"paths.results_dir={results}"]))
+    assert not any(pt.in_regime for pt in exp.points if pt.d == 1)
+    assert all(pt.in_regime for pt in exp.points if pt.d == 2)
+
+
+def test_reps_per_d_null_clears_the_grid_mapping(make_cfg, results):
+    exp = validate_job(make_cfg(["experiment=reg_nonprivate", f"paths.results_dir={results}"]))
+    assert exp.reps_per_d == {} and {exp.replicates(pt) for pt in exp.points} == {100}
+    cleared = validate_job(make_cfg([LDP, "grid.reps_per_d=null", f"paths.results_dir={results}"]))
+    assert cleared.reps_per_d == {} and {cleared.replicates(pt) for pt in cleared.points} == {2000}
+    kept = validate_job(make_cfg([LDP, f"paths.results_dir={results}"]))
+    assert kept.reps_per_d == {3: 500}
+
+
+def test_no_experiment_relies_on_an_empty_mapping_to_clear_reps_per_d():
+    # OmegaConf merges mappings, so `reps_per_d: {}` keeps the grid file's {3: 500}
+    for path in (Path(__file__).resolve().parent.parent / "conf").rglob("*.yaml"):
+        assert "reps_per_d: {}" not in path.read_text(), path
+
+
+def test_default_grids_are_valid_under_float_traps(make_cfg, results):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning while snapping would be a silent error
+        for experiment in group_options("experiment"):
+            validate_job(make_cfg([f"experiment={experiment}", f"paths.results_dir={results}"]))
+
+
+def test_largest_exact_N_is_accepted(make_cfg, results):
+    exp = validate_job(make_cfg([LDP, "grid.d=[1]", "grid.sweeps.N.values=[1e15]", "~grid.sweeps.eps",
+                                 f"paths.results_dir={results}"]))
+    assert all(pt.N <= MAX_N for pt in exp.points)

@@ -106,7 +106,7 @@ def test_vector_approximation_beats_rr_at_large_K():
     assert np.mean(accuracy["vector_approximation"]) > np.mean(accuracy["rr"]) + 0.1
 
 
-@pytest.mark.parametrize("override,key", [("kclass.sigma=bad", "sigma"), ("kclass.K=[1,4]", "kclass.K"),
+@pytest.mark.parametrize("override,key", [("kclass.sigma=bad", "kclass.sigma"), ("kclass.K=[1,4]", "kclass.K"),
                                           ("kclass.methods=[rr,magic]", "kclass.methods"),
                                           ("kclass.eps=0", "kclass.eps")])
 def test_kclass_bad_input(make_cfg, override, key):

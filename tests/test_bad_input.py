@@ -1,0 +1,244 @@
+"""Bad input through the command line: exit status 2, one stderr line, nothing computed or written.
+
+Every case runs ``labeldp_sim.cli.main(argv)`` in-process from an empty
+working directory, with ``paths.results_dir=<tmp>/out`` unless the case is
+about ``paths``.  The contract checked for each case:
+
+* ``SystemExit`` with code 2;
+* stderr holds exactly one non-empty line, which starts with
+  ``labeldp-sim: error: <key>`` (then ``:`` or a space) and says ``allowed:``;
+* the working directory holds exactly what the case put there beforehand:
+  no results directory, no ``trials.sqlite``, no experiment directory, no
+  Hydra output.
+
+The same rules apply to every job of a multirun (``-m``): a bad value in job 2
+stops the run before job 1 computes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = "@OUT"  # stands for the results directory of the case
+LDP = "experiment=cls_label_ldp"
+NP = "experiment=cls_nonprivate"
+KC = "experiment=kclass_fig2a"
+DG = "experiment=kclass_digits"
+
+# (case id, argv, expected key).  Cases whose argv sets paths.results_dir themselves
+# get no @OUT; every other case is given paths.results_dir=@OUT.
+CASES = [
+    # --- distribution
+    ("dist-beta-not-a-number", [LDP, "distribution.beta=abc"], "distribution.beta"),
+    ("dist-beta-out-of-range", [LDP, "distribution.beta=1.5"], "distribution.beta"),
+    ("dist-gamma-inf", [LDP, "distribution.gamma=inf"], "distribution.gamma"),
+    ("dist-gamma-beta-above-d", [LDP, "distribution.gamma=3", "grid.d=[1,2]"], "distribution.gamma"),
+    ("dist-h_scale-inf", [LDP, "distribution.h_scale=inf"], "distribution.h_scale"),
+    ("dist-K-one", [NP, "distribution.K=1"], "distribution.K"),
+    ("dist-K-not-integer", [NP, "distribution.K=2.5"], "distribution.K"),
+    ("dist-C_M-bool", [NP, "distribution.C_M=true"], "distribution.C_M"),
+    ("dist-d-from-grid", [LDP, "distribution.d=3"], "distribution.d"),
+    ("dist-unknown-key-added", [LDP, "+distribution.foo=1"], "distribution.foo"),
+    ("dist-unknown-key-struct", [LDP, "distribution.foo=1"], "distribution.foo"),
+    ("dist-unknown-choice", [LDP, "distribution=bogus"], "distribution"),
+    ("dist-wrong-task", ["experiment=reg_nonprivate", "distribution=holder_bump"], "distribution"),
+    ("dist-tail_level-not-a-number", ["experiment=heavy_label_cdp", "distribution.tail_level=abc"],
+     "distribution.tail_level"),
+    ("dist-student-t-df", ["experiment=reg_nonprivate", "distribution=noisy_student_t", "distribution.df=2"],
+     "distribution.df"),
+    # --- mechanism
+    ("mech-unknown-choice", [LDP, "mechanism=nonexistent"], "mechanism"),
+    ("mech-wrong-privacy", [LDP, "mechanism=exponential"], "mechanism"),
+    ("mech-epsilon-from-grid", [LDP, "+mechanism.epsilon=1"], "mechanism.epsilon"),
+    ("mech-T-not-a-parameter", [LDP, "+mechanism.T=1"], "mechanism.T"),
+    ("mech-T-not-a-number", ["experiment=heavy_label_cdp", "mechanism.T=abc"], "mechanism.T"),
+    ("mech-T_scale-zero", ["experiment=heavy_label_cdp", "mechanism.T_scale=0"], "mechanism.T_scale"),
+    ("mech-n0_fraction", ["experiment=reg_full_cdp", "mechanism.n0_fraction=2"], "mechanism.n0_fraction"),
+    ("mech-target-not-importable", [LDP, "mechanism._target_=nope.Nope"], "mechanism._target_"),
+    # --- estimator
+    ("est-unknown-choice", [LDP, "estimator=knn_magic"], "estimator"),
+    ("est-wrong-task", [NP, "estimator=cube_mean"], "estimator"),
+    ("est-h_scale-negative", [NP, "estimator.h_scale=-1"], "estimator.h_scale"),
+    ("est-unknown-key", [NP, "+estimator.foo=1"], "estimator.foo"),
+    ("est-k-not-a-number", ["experiment=reg_label_ldp", "estimator.k=abc"], "estimator.k"),
+    ("est-k-above-N", ["experiment=reg_label_ldp", "estimator.k=100000000"], "estimator.k"),
+    # --- grid
+    ("grid-unknown-key-struct", [LDP, "grid.foo=1"], "grid.foo"),
+    ("grid-unknown-key-added", [LDP, "+grid.foo=1"], "grid.foo"),
+    ("grid-d-empty", [LDP, "grid.d=[]"], "grid.d"),
+    ("grid-d-zero", [LDP, "grid.d=[0]"], "grid.d"),
+    ("grid-reps-zero", [LDP, "grid.reps=0"], "grid.reps"),
+    ("grid-reps_per_d-zero", [LDP, "grid.reps_per_d={3:0}"], "grid.reps_per_d.3"),
+    ("grid-N-above-2^53", [LDP, "grid.sweeps.N.values=[1e19]"], "grid.sweeps.N.values"),
+    ("grid-N-snaps-above-2^53", [NP, "grid.d=[1]", "grid.sweeps.N.values=[9007199254740000]"],
+     "grid.sweeps.N.values"),
+    ("grid-eps-underflow", [LDP, "grid.sweeps.eps.values=[1e-300]"], "grid.sweeps.eps.values"),
+    ("grid-eps-too-large", [LDP, "grid.sweeps.eps.values=[1000]"], "grid.sweeps.eps.values"),
+    ("grid-fixed-eps-negative", [LDP, "grid.sweeps.N.eps=-1"], "grid.sweeps.N.eps"),
+    ("grid-sweep-unknown-key", [LDP, "+grid.sweeps.N.foo=1"], "grid.sweeps.N.foo"),
+    ("grid-sweep-fixed-value-deleted", [LDP, "~grid.sweeps.N.eps"], "grid.sweeps.N.eps"),
+    ("grid-bandwidth-overflow", [NP, "distribution.h_scale=1e-300"], "grid.sweeps.N.values"),
+    # --- runner
+    ("runner-backend-multiprocessing", [NP, "runner.backend=multiprocessing"], "runner.backend"),
+    ("runner-backend-dask", [NP, "runner.backend=dask"], "runner.backend"),
+    ("runner-progress-maybe", [NP, "runner.progress=maybe"], "runner.progress"),
+    ("runner-reuse-maybe", [NP, "runner.reuse=maybe"], "runner.reuse"),
+    ("runner-n_jobs-zero", [NP, "runner.n_jobs=0"], "runner.n_jobs"),
+    ("runner-chunk-zero", [NP, "runner.chunk=0"], "runner.chunk"),
+    ("runner-unknown-key", [NP, "+runner.foo=1"], "runner.foo"),
+    ("runner-path-unknown", [NP, "runner.path=magic"], "runner.path"),
+    ("runner-path-sufficient-for-knn", ["experiment=reg_label_ldp", "runner.path=sufficient"], "runner.path"),
+    ("runner-path-per-sample-too-big", [NP, "runner.path=per_sample"], "runner.path"),
+    # --- fit
+    ("fit-tol-zero", [NP, "fit.tol=0"], "fit.tol"),
+    ("fit-tol-not-a-number", [NP, "fit.tol=abc"], "fit.tol"),
+    ("fit-min_points-one", [NP, "fit.min_points=1"], "fit.min_points"),
+    ("fit-unknown-key", [NP, "+fit.foo=1"], "fit.foo"),
+    # --- paths (set their own results_dir)
+    ("paths-empty", [NP, "paths.results_dir=''"], "paths.results_dir"),
+    ("paths-null", [NP, "paths.results_dir=null"], "paths.results_dir"),
+    ("paths-a-file", [NP, "paths.results_dir=@FILE"], "paths.results_dir"),
+    ("paths-under-a-file", [NP, "paths.results_dir=@FILE/out"], "paths.results_dir"),
+    ("paths-unknown-key", [NP, "+paths.foo=1", "paths.results_dir=@OUT"], "paths.foo"),
+    # --- seed
+    ("seed-negative", [NP, "seed=-1"], "seed"),
+    ("seed-not-a-number", [NP, "seed=abc"], "seed"),
+    ("seed-2^63", [NP, "seed=9223372036854775808"], "seed"),
+    # --- cell
+    ("cell-of-the-other-task", [LDP, "cell=reg_label_ldp"], "cell"),
+    ("cell-unknown", [NP, "cell=cls_unknown"], "cell"),
+    # --- experiment, kind, argument
+    ("experiment-unknown", ["experiment=nonexistent"], "experiment"),
+    ("experiment-missing", [], "experiment"),
+    ("experiment-sweep-without-m", ["experiment=cls_label_ldp,cls_nonprivate"], "experiment"),
+    ("multirun-bad-value-in-job-2", ["-m", NP, "distribution.C_M=2,-1"], "distribution.C_M"),
+    ("experiment_name-parent-dir", [NP, "experiment_name=.."], "experiment_name"),
+    ("kind-kclass-on-a-cell", [LDP, "kind=kclass"], "kind"),
+    ("kind-unknown", [NP, "kind=foo"], "kind"),
+    ("kind-rates-on-kclass", [KC, "kind=rates"], "kind"),
+    ("argument-unknown-flag", [NP, "--foo"], "argument"),
+    # --- kclass
+    ("kclass-K-not-a-list", [KC, "kclass.K=3"], "kclass.K"),
+    ("kclass-K-one", [KC, "kclass.K=[1,4]"], "kclass.K"),
+    ("kclass-K-repeated", [KC, "kclass.K=[2,2]"], "kclass.K"),
+    ("kclass-eps-not-a-number", [KC, "kclass.eps=abc"], "kclass.eps"),
+    ("kclass-eps-zero", [KC, "kclass.eps=0"], "kclass.eps"),
+    ("kclass-sigma-bad", [KC, "kclass.sigma=bad"], "kclass.sigma"),
+    ("kclass-split-below-k-over-N", [KC, "kclass.split=0.01"], "kclass.split"),
+    ("kclass-k-above-N", [KC, "kclass.k=20000"], "kclass.k"),
+    ("kclass-N-not-integer", [KC, "kclass.N=1.5"], "kclass.N"),
+    ("kclass-trials-zero", [KC, "kclass.trials=0"], "kclass.trials"),
+    ("kclass-methods-unknown", [KC, "kclass.methods=[rr,magic]"], "kclass.methods"),
+    ("kclass-unknown-key", [KC, "+kclass.foo=1"], "kclass.foo"),
+    ("kclass-runner-n_jobs-zero", [KC, "runner.n_jobs=0"], "runner.n_jobs"),
+    ("kclass-runner-backend-dask", [KC, "runner.backend=dask"], "runner.backend"),
+    # --- digits
+    ("digits-eps-empty", [DG, "digits.eps=[]"], "digits.eps"),
+    ("digits-eps-repeated", [DG, "digits.eps=[1,1.0]"], "digits.eps"),
+    ("digits-k-above-stage", [DG, "digits.k=5000"], "digits.k"),
+    ("digits-test_fraction-zero", [DG, "digits.test_fraction=0"], "digits.test_fraction"),
+    ("digits-split-empty-stage-2", [DG, "digits.split=0.9999"], "digits.split"),
+    ("digits-splits-zero", [DG, "digits.splits=0"], "digits.splits"),
+    ("digits-methods-unknown", [DG, "digits.methods=[magic]"], "digits.methods"),
+    ("digits-unknown-key", [DG, "+digits.foo=1"], "digits.foo"),
+]
+
+# The cases above that need the command line itself (Hydra grammar, struct mode,
+# multirun expansion, group choices), not only the validation of a composed job.
+CLI_ONLY = {"dist-unknown-key-struct", "dist-unknown-choice", "mech-unknown-choice",
+            "est-unknown-choice", "grid-unknown-key-struct", "experiment-unknown",
+            "experiment-sweep-without-m", "multirun-bad-value-in-job-2", "argument-unknown-flag"}
+
+
+def _argv(args: list, tmp_path: Path) -> list:
+    """The case's argv with its placeholders filled in; @OUT appended unless paths are set."""
+    (tmp_path / "a_file").write_text("not a directory\n")
+    out = [a.replace("@OUT", str(tmp_path / "out")).replace("@FILE", str(tmp_path / "a_file"))
+           for a in args]
+    if not any(a.startswith("paths.results_dir=") for a in out):
+        out.append(f"paths.results_dir={tmp_path / 'out'}")
+    return out
+
+
+def _snapshot(directory: Path) -> set:
+    return {p.relative_to(directory) for p in directory.rglob("*")}
+
+
+def _assert_refused(run, tmp_path: Path, capsys, key: str) -> str:
+    """Run ``run()`` and check the bad-input contract; return the error line."""
+    before = _snapshot(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        run()
+    assert exit_info.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    line = lines[0]
+    prefix = f"labeldp-sim: error: {key}"
+    assert line.startswith(prefix) and line[len(prefix):][:1] in (":", " "), line
+    assert "allowed:" in line, line
+    assert _snapshot(tmp_path) == before, "a refused run left files behind"
+    assert not (tmp_path / "out").exists()
+    return line
+
+
+@pytest.mark.parametrize("args,key", [pytest.param(a, k, id=i) for i, a, k in CASES])
+def test_bad_input_exits_2_with_one_line_and_no_trace(args, key, tmp_path, capsys, monkeypatch):
+    from labeldp_sim.cli import main
+
+    argv = _argv(args, tmp_path)
+    monkeypatch.chdir(tmp_path)  # anything written relative to the working directory shows up
+    _assert_refused(lambda: main(argv), tmp_path, capsys, key)
+
+
+def test_the_table_covers_every_config_group():
+    keys = {key.split(".")[0] for _, _, key in CASES}
+    assert {"distribution", "mechanism", "estimator", "grid", "runner", "fit", "paths", "seed", "cell",
+            "experiment", "kind", "kclass", "digits", "argument"} <= keys
+    assert len(CASES) >= 50
+    assert CLI_ONLY <= {case_id for case_id, _, _ in CASES}
+
+
+def test_a_read_only_results_parent_is_refused(tmp_path, capsys, monkeypatch):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a read-only directory: the run would succeed, so it is allowed")
+    from labeldp_sim.cli import main
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        monkeypatch.chdir(tmp_path)
+        line = _assert_refused(lambda: main([NP, f"paths.results_dir={locked / 'out'}"]), tmp_path,
+                               capsys, "paths.results_dir")
+        assert "not writable" in line
+    finally:
+        locked.chmod(0o755)
+
+
+def test_a_file_system_that_refuses_files_is_refused_even_as_root(tmp_path, capsys, monkeypatch):
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux procfs")
+    from labeldp_sim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    line = _assert_refused(lambda: main([NP, "paths.results_dir=/proc/labeldp-sim-out"]), tmp_path,
+                           capsys, "paths.results_dir")
+    assert "/proc" in line and not Path("/proc/labeldp-sim-out").exists()
+
+
+def test_bad_input_through_a_real_process(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "labeldp_sim", LDP, "+grid.foo=1",
+                           f"paths.results_dir={tmp_path / 'out'}"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("labeldp-sim: error: grid.foo: got 1; allowed: d, reps, reps_per_d, sweeps")
+    assert list(tmp_path.iterdir()) == []
