@@ -102,11 +102,23 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
             if override.is_add():
                 return ConfigError(key, value, f"a key that is not already set ({parent or 'root'} has "
                                    f"{', '.join(keys)})")
-            return ConfigError(key, value, keys)
+            return _validator_says(groups, override) or ConfigError(key, value, keys)
         first = str(culprit).strip().splitlines()[0] if str(culprit).strip() else type(culprit).__name__
         return ConfigError(key, value, f"a value Hydra can apply ({first})")
     first = str(error).strip().splitlines()[0]
     return ConfigError("argument", " ".join(overrides), f"valid Hydra overrides ({first})")
+
+
+def _validator_says(groups: list, override) -> ConfigError | None:
+    """The validator's own reason for a key the config lacks (``distribution.d`` comes from
+    the grid, say), found by adding the key with ``+``; None if it has nothing to say."""
+    try:
+        validate_job(_compose([*groups, "+" + override.input_line]))
+    except ConfigError as err:
+        return err if err.key == override.key_or_group else None
+    except (HydraException, OmegaConfBaseException, ValueError):
+        return None
+    return None
 
 
 def _parse(argv: list) -> tuple[set, list, list]:

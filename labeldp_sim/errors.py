@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "check", "one_line", "MISSING"]
+import math
+
+import numpy as np
+
+__all__ = ["ConfigError", "check", "one_line", "MISSING", "is_int", "is_number"]
 
 # A shown value longer than this is cut: the error must stay one readable line
 # even when the offending value is a whole config node.
@@ -66,3 +70,18 @@ def check(cond: bool, key: str, got, allowed) -> None:
     """Raise :class:`ConfigError` unless ``cond``."""
     if not cond:
         raise ConfigError(key, got, allowed)
+
+
+def is_int(x) -> bool:
+    """An integer, and not a bool (``true`` is an int to Python, never to a user)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def is_number(x) -> bool:
+    """A finite real number: not a bool, not a string, not inf or NaN."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int too large for a float
+        return False

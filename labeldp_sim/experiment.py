@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import math
 import os
 import tempfile
 from dataclasses import dataclass, replace
@@ -39,7 +38,7 @@ import numpy as np
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .errors import MISSING, ConfigError, check, one_line
+from .errors import MISSING, ConfigError, check, is_int, is_number, one_line
 from .grid import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from .provenance import config_key
 from .theory import CELLS, Cell
@@ -82,21 +81,6 @@ def group_options(group: str) -> list[str]:
 # --------------------------------------------------------------------------- value helpers
 
 
-def is_int(x) -> bool:
-    """An integer, and not a bool (``true`` is an int to Python, never to a user)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def is_number(x) -> bool:
-    """A finite real number: not a bool, not a string, not inf or NaN."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        return False
-    try:
-        return math.isfinite(x)
-    except OverflowError:  # an int too large for a float
-        return False
-
-
 def eps_allowed() -> str:
     """The allowed-values text of every ε."""
     return f"numbers in [{EPS_MIN:g}, {EPS_MAX:g}]"
@@ -124,8 +108,19 @@ def _join(prefix: str, key) -> str:
 
 
 def _first_line(err: Exception) -> str:
-    text = one_line(str(err), 120)
+    """``Type: first line of the message``, short (OmegaConf adds lines of context)."""
+    lines = str(err).strip().splitlines()
+    text = one_line(lines[0], 120) if lines else ""
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _root_value(cfg, key: str, default=None):
+    """``cfg[key]`` resolved, or ``default``; a broken interpolation is blamed on ``key``."""
+    try:
+        return _plain(cfg.get(key, default))
+    except OmegaConfBaseException as err:
+        raw = OmegaConf.to_container(cfg, resolve=False).get(key)
+        raise ConfigError(key, raw, f"a value that resolves ({_first_line(err)})") from None
 
 
 def _plain(value):
@@ -168,7 +163,8 @@ def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) 
         try:
             out[name] = _plain(node[name])
         except OmegaConfBaseException as err:
-            raw = OmegaConf.to_container(node, resolve=False).get(name) if isinstance(node, DictConfig) else None
+            raw = (OmegaConf.to_container(node, resolve=False).get(name)
+                   if isinstance(node, DictConfig) else None)
             raise ConfigError(_join(key, name), raw, f"a value that resolves ({_first_line(err)})") from None
     if allowed is not None:
         for name, value in out.items():
@@ -286,7 +282,7 @@ def validate_results_dir(cfg) -> Path:
 
 
 def _validate_seed(cfg) -> int:
-    seed = _plain(cfg.get("seed", MISSING))
+    seed = _root_value(cfg, "seed", MISSING)
     check(is_int(seed) and 0 <= seed < SEED_LIMIT, "seed", seed, "an integer in [0, 2**63)")
     return int(seed)
 
@@ -320,7 +316,7 @@ def validate_common(cfg, kind: str) -> JobBasics:
     """
     check(isinstance(cfg, DictConfig), "config", type(cfg).__name__, "a composed DictConfig")
     check(kind in KINDS, "kind", kind, KINDS)
-    name = _plain(cfg.get("experiment_name"))
+    name = _root_value(cfg, "experiment_name")
     check(name is not None, "experiment", None, group_options("experiment"))
     present = [k for k, node in KIND_NODES.items() if node in cfg]
     own = KIND_NODES.get(kind)
@@ -350,7 +346,7 @@ def validate_job(cfg):
     and ``digits`` a :class:`~labeldp_sim.kclass.DigitsSpec`.  Nothing is
     computed and no file or directory is created.
     """
-    kind = _plain(cfg.get("kind")) if isinstance(cfg, DictConfig) else None
+    kind = _root_value(cfg, "kind") if isinstance(cfg, DictConfig) else None
     check(kind in KINDS, "kind", kind, KINDS)
     if kind == "rates":
         return build_experiment(cfg)
@@ -365,7 +361,8 @@ def validate_job(cfg):
 # config keys that describe how to build or tune an object, not constructor arguments
 _NOT_ARGS = ("_target_", "name", "T_scale")
 # constructor arguments that come from the grid, never from the group's node
-_FROM_GRID = {"distribution": {"d": "grid.d"}, "mechanism": {"epsilon": "grid.sweeps (the eps axis or its fixed eps)"}}
+_FROM_GRID = {"distribution": {"d": "grid.d"},
+              "mechanism": {"epsilon": "grid.sweeps (the eps axis or its fixed eps)"}}
 
 
 def _parameters(cls) -> dict | None:
@@ -411,22 +408,12 @@ def _target_class(group: str, node: dict):
         raise ConfigError(f"{group}._target_", target, "an importable class (package.module.Class)") from None
 
 
-def _yaml_placeholder(group: str, node: dict, key: str):
-    """The value the group's own YAML file gives ``key`` (or MISSING)."""
-    name = node.get("name")
-    path = CONF_DIR / group / f"{name}.yaml"
-    if not isinstance(name, str) or not path.is_file():
-        return MISSING
-    return OmegaConf.to_container(OmegaConf.load(path)).get(key, MISSING)
-
-
 def _check_group_keys(group: str, node: dict, params: dict | None) -> None:
     """Refuse keys that are not constructor arguments of the group's class.
 
     Allowed: ``_target_``, ``name``, the class's keyword parameters except the
-    ones the grid sets, and ``T_scale`` for a mechanism that takes ``T``.  The
-    distribution YAMLs carry a placeholder ``d: 1``; that exact value is let
-    through, any other ``distribution.d`` is refused (it would be ignored).
+    ones the grid sets, and ``T_scale`` for a mechanism that takes ``T``.  A key the
+    grid sets (``distribution.d``, ``mechanism.epsilon``) is refused: it would be ignored.
     """
     if params is None:  # a class taking **kwargs, or one without a signature
         return
@@ -436,8 +423,6 @@ def _check_group_keys(group: str, node: dict, params: dict | None) -> None:
         allowed.append("T_scale")
     for key, value in node.items():
         if key in from_grid:
-            if value == _yaml_placeholder(group, node, key) and value is not MISSING:
-                continue
             raise ConfigError(f"{group}.{key}", value, f"no value here: {key} comes from {from_grid[key]}"
                               + (f" (e.g. grid.d=[{value}])" if key == "d" and is_int(value) else ""))
         check(key in allowed, f"{group}.{key}", value, allowed)
@@ -469,16 +454,20 @@ def _number_allowed(cls, args: dict, key: str, integer: bool, nullable: bool = F
     """
     probes = [float("nan"), 0.5] if nullable else [0.5 if integer else float("nan")]
     text = next((t for t in (_probe_allowed(cls, args, key, p) for p in probes) if t), None)
+    out = _of_numbers(text, integer)
+    return out if not nullable or "null" in out else f"null or {out}"
+
+
+def _of_numbers(text: str | None, integer: bool = False) -> str:
+    """A class's bare range said of numbers: "> 0" -> "finite numbers > 0"."""
     kind = "integers" if integer else "finite numbers"
     if text is None:
-        out = kind
-    elif text[:1] in "<>":  # "> 0" -> "finite numbers > 0"
-        out = f"{kind} {text}"
-    elif text[:1] in "([":  # "(0, 1]" -> "finite numbers in (0, 1]"
-        out = f"{kind} in {text}"
-    else:  # "integer >= 2", "a power of 2 >= 2", "null (...) or a number > 0"
-        out = text
-    return out if not nullable or "null" in out else f"null or {out}"
+        return kind
+    if text[:1] in "<>":
+        return f"{kind} {text}"
+    if text[:1] in "([":  # "(0, 1]" -> "finite numbers in (0, 1]"
+        return f"{kind} in {text}"
+    return text  # already a sentence: "integer >= 2", "null (...) or a number > 0"
 
 
 def _check_arguments(group: str, cls, params: dict | None, args: dict, extra: dict) -> None:
@@ -523,6 +512,9 @@ def _build(group: str, node: dict, **extra):
     try:
         return cls(**args)
     except ConfigError as err:
+        default = (params or {}).get(err.key)
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            err = ConfigError(err.key, err.got, _of_numbers(err.allowed, isinstance(default, int)))
         raise err.under(group) from None
     except (TypeError, ValueError, ArithmeticError) as err:
         suspects = [k for k, v in args.items()
@@ -700,11 +692,11 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     Raises ConfigError on the first bad key or value, before any computation;
     creates nothing.
     """
-    basics = validate_common(cfg, _plain(cfg.get("kind", "rates")))
-    check(_plain(cfg.get("kind")) == "rates", "kind", _plain(cfg.get("kind")),
-          "rates (use validate_job for kclass and digits)")
+    kind = _root_value(cfg, "kind", "rates")
+    basics = validate_common(cfg, kind)
+    check(kind == "rates", "kind", kind, "rates (use validate_job for kclass and digits)")
     name = basics.name
-    cell_name = _plain(cfg.get("cell", name))
+    cell_name = _root_value(cfg, "cell", name)
     check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))
     cell = CELLS[cell_name]
 
@@ -738,7 +730,8 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     tuned = []
     for pt in points:
         key, requested = _point_key(pt)
-        check(1 <= pt.N <= MAX_N, key, requested, f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
+        check(1 <= pt.N <= MAX_N, key, requested,
+              f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
         check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
               f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
         dist = distributions[pt.d]

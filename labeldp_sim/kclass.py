@@ -23,6 +23,7 @@ import time
 from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,9 @@ from .grid import stable_words
 from .mechanisms import ALIBI, RAPPOR, RandomizedResponse, RRWithPrior
 from .runner import Plan, execute
 from .store import Column, Schema, TrialStore, atomic_write
+
+if TYPE_CHECKING:  # experiment.py imports this module to validate K-class jobs
+    from .experiment import RunnerSettings
 
 __all__ = ["GaussianCircle", "METHODS", "method_scores", "run_kclass", "run_digits"]
 

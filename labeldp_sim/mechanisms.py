@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import check
+from .errors import check, is_int
 from .theory import FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, NONE, Privacy
 
 __all__ = ["Mechanism", "NoPrivacy", "RAPPOR", "JointRAPPOR", "ExponentialMechanism",
@@ -195,6 +195,7 @@ class JointRAPPOR(Mechanism):
         super().__init__(epsilon)
         e = np.exp(self.epsilon / 2)
         self.p, self.q = e / (e + 1), 1 / (e + 1)
+        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
         self.chunk = int(chunk)
 
     def privatize(self, y, rng, cells=None, n_cells=None, K=None):
@@ -372,6 +373,7 @@ class JointLaplace(Mechanism):
         self.T = _check_T(T)
         check(np.isfinite(floor_fraction) and 0 < floor_fraction <= 1, "floor_fraction",
               floor_fraction, "(0, 1]")
+        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
         self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
         self.count_scale, self.sum_scale = 4 / self.epsilon, 4 * self.T / self.epsilon
 

@@ -110,6 +110,7 @@ CASES = [
     ("seed-negative", [NP, "seed=-1"], "seed"),
     ("seed-not-a-number", [NP, "seed=abc"], "seed"),
     ("seed-2^63", [NP, "seed=9223372036854775808"], "seed"),
+    ("seed-broken-interpolation", [NP, "seed=${nope}"], "seed"),
     # --- cell
     ("cell-of-the-other-task", [LDP, "cell=reg_label_ldp"], "cell"),
     ("cell-unknown", [NP, "cell=cls_unknown"], "cell"),

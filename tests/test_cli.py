@@ -142,7 +142,7 @@ def test_a_bad_job_stops_a_multirun_before_any_job_computes(tmp_path):
 @pytest.mark.parametrize("experiment,grid", [
     ("reg_label_cdp", ["grid.sweeps.eps.values=[0.00001,0.0001,0.001]"]),
     ("heavy_label_ldp", ["grid.sweeps.N.values=[1000,4000,16000]", "grid.sweeps.eps.values=[0.25,0.5,1.0]",
-                         "grid.sweeps.eps.N=4000", "grid.reps_per_d={}"]),
+                         "grid.sweeps.eps.N=4000", "grid.reps_per_d=null"]),
 ])
 def test_regression_experiment_writes_statements_and_figures(tmp_path, experiment, grid):
     proc = _run([f"experiment={experiment}", "grid.reps=6", "grid.d=[1,2]", "runner.n_jobs=1",

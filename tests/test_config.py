@@ -150,7 +150,7 @@ KC, DG = "experiment=kclass_fig2a", "experiment=kclass_digits"
     ([KC, "+kclass.foo=1"], "kclass.foo"),
     ([DG, "+digits.foo=1"], "digits.foo"),
     # set by the grid, not by the group
-    ([LDP, "distribution.d=3"], "distribution.d"),
+    ([LDP, "+distribution.d=3"], "distribution.d"),
     ([LDP, "+mechanism.epsilon=1"], "mechanism.epsilon"),
     # numbers, each blamed on its own key
     ([LDP, "distribution.beta=abc"], "distribution.beta"),
@@ -182,6 +182,10 @@ KC, DG = "experiment=kclass_fig2a", "experiment=kclass_digits"
     ([LDP, "grid.sweeps.eps.values=[1000]"], "grid.sweeps.eps.values"),
     ([NP, "distribution.h_scale=1e-300"], "grid.sweeps.N.values"),  # 1/h overflows
     ([NP, "estimator.h_scale=1e-12"], "grid.sweeps.N.values"),  # G^d > 2^53 cubes
+    # broken interpolations are blamed where they are written
+    ([LDP, "distribution.beta=${nope}"], "distribution.beta"),
+    ([LDP, "seed=${nope}"], "seed"),
+    ([LDP, "cell=${nope}"], "cell"),
     # cell, seed, kind, name
     ([LDP, "cell=reg_label_ldp"], "cell"),
     ([NP, "seed=-1"], "seed"),

@@ -1,6 +1,5 @@
 """K-class label LDP (papers/002): transition probabilities against the formulas, Bayes accuracy."""
 
-import itertools
 
 import numpy as np
 import pytest
