@@ -15,6 +15,7 @@ store.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,7 +262,11 @@ def main(argv: list | None = None) -> None:
         for job in jobs:
             print(OmegaConf.to_yaml(job.cfg, resolve=True))
         return
-    for i, job in enumerate(jobs):
-        if len(jobs) > 1:
-            print(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}", flush=True)
-        run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
+    try:
+        for i, job in enumerate(jobs):
+            if len(jobs) > 1:
+                print(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}", flush=True)
+            run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
+    except BrokenPipeError:  # `labeldp-sim ... | head`: the reader left; stored trials are kept
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

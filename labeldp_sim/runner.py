@@ -117,17 +117,19 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
 
     run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(),
                              len(wanted), len(reused_keys))
-    computed = 0
+    stored_now = [0]  # trials of this run committed so far, kept through an interrupt
     status = "interrupted"
     try:
         if todo:
-            computed = _compute(plan, store, todo, run_id, commit)
+            _compute(plan, store, todo, run_id, commit, stored_now)
         status = "finished"
     except KeyboardInterrupt:
-        raise SystemExit(f"{plan.label()}: interrupted: {computed:,} trials of this run are kept in "
-                         f"{store.path}; run the same command again to resume") from None
+        print(f"{plan.label()}: interrupted: {stored_now[0]:,} trials of this run are kept in "
+              f"{store.path}; run the same command again to resume", file=sys.stderr)
+        raise SystemExit(130) from None
     finally:
-        store.finish_run(run_id, status, computed)
+        store.finish_run(run_id, status, stored_now[0])
+    computed = stored_now[0]
 
     records = store.load(schema, plan.experiment, plan.config_key)
     keys = list(records[list(schema.row_key)].itertuples(index=False, name=None))
@@ -143,24 +145,23 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     return records, stats
 
 
-def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str) -> int:
+def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str,
+             stored_now: list) -> None:
     settings = plan.runner
     backend = None if settings.backend == "sequential" else settings.backend
     n_jobs = 1 if settings.backend == "sequential" else settings.n_jobs
     bar = tqdm(total=len(todo), desc=plan.label(), unit="trial", delay=2.0, leave=False,
                disable=not settings.progress or not sys.stderr.isatty())
     parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    computed = 0
     try:
         for frame in parallel(plan.tasks(todo)):
             frame = frame.assign(experiment=plan.experiment, config_key=plan.config_key,
                                  run_id=run_id, computed_by=commit)
             store.write(plan.schema, frame, replace=not settings.reuse)
-            computed += len(frame)
+            stored_now[0] += len(frame)
             bar.update(len(frame))
     finally:
         bar.close()
-    return computed
 
 
 # --------------------------------------------------------------------------- Table I sweeps
