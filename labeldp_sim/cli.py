@@ -27,10 +27,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
-from .experiment import CONF_DIR, GROUPS, group_options, validate_job
+from .experiment import CONF_DIR, GROUPS, build_experiment, group_options, job_kind
 from .store import STORE_NAME, TrialStore, atomic_write, locked
 
-__all__ = ["main", "run_experiment", "validate_argv", "Job"]
+__all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
 
 USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
          "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)")
@@ -47,6 +47,21 @@ class Job:
     subdir: str | None
     cfg: DictConfig | None = None
     spec: object = None
+
+
+def validate_job(cfg: DictConfig):
+    """Validate one composed job and return its spec; raise ConfigError on bad input.
+
+    ``kind: rates`` gives an :class:`~labeldp_sim.experiment.Experiment`, ``kclass`` a
+    :class:`~labeldp_sim.kclass.KClassSpec`, ``digits`` a :class:`~labeldp_sim.kclass.DigitsSpec`.
+    Nothing is computed and no file or directory is created.
+    """
+    kind = job_kind(cfg)
+    if kind == "rates":
+        return build_experiment(cfg)
+    from .kclass import validate_digits, validate_kclass
+
+    return validate_kclass(cfg) if kind == "kclass" else validate_digits(cfg)
 
 
 def _compose(overrides: list) -> DictConfig:

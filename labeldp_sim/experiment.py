@@ -1,7 +1,7 @@
 """From a composed configuration to validated objects, before any computation.
 
 Every bad value becomes one :class:`~labeldp_sim.errors.ConfigError` line that
-names the config key and the allowed values.  :func:`validate_job` is the
+names the config key and the allowed values.  :func:`labeldp_sim.cli.validate_job` is the
 entry point for every kind of job (``rates``, ``kclass``, ``digits``).  It only
 reads: it computes no trial and creates no file or directory, so a refused run
 leaves no trace and a multirun can validate all its jobs before the first one
@@ -43,7 +43,7 @@ from .grid import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from .provenance import config_key
 from .theory import CELLS, Cell
 
-__all__ = ["Experiment", "RunnerSettings", "JobBasics", "build_experiment", "validate_job",
+__all__ = ["Experiment", "RunnerSettings", "JobBasics", "build_experiment", "job_kind",
            "validate_runner", "validate_results_dir", "validate_common", "config_node",
            "CONF_DIR", "GROUPS", "KINDS", "PATHS", "BACKENDS", "MAX_N", "EPS_MIN", "EPS_MAX",
            "group_options", "is_int", "is_number", "eps_allowed", "check_list"]
@@ -338,21 +338,11 @@ def validate_common(cfg, kind: str) -> JobBasics:
     return JobBasics(name, seed, runner, results_dir, tol, min_points)
 
 
-def validate_job(cfg):
-    """Validate one composed job and return its spec; raise ConfigError on bad input.
-
-    Dispatches on ``cfg.kind``: ``rates`` gives an :class:`Experiment`
-    (:func:`build_experiment`), ``kclass`` a :class:`~labeldp_sim.kclass.KClassSpec`
-    and ``digits`` a :class:`~labeldp_sim.kclass.DigitsSpec`.  Nothing is
-    computed and no file or directory is created.
-    """
+def job_kind(cfg) -> str:
+    """The validated ``kind`` of a composed job: rates, kclass or digits."""
     kind = _root_value(cfg, "kind") if isinstance(cfg, DictConfig) else None
     check(kind in KINDS, "kind", kind, KINDS)
-    if kind == "rates":
-        return build_experiment(cfg)
-    from . import kclass  # kclass imports the runner; importing it here keeps this module light
-
-    return kclass.validate_kclass(cfg) if kind == "kclass" else kclass.validate_digits(cfg)
+    return kind
 
 
 # --------------------------------------------------------------------------- object groups
@@ -694,7 +684,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     """
     kind = _root_value(cfg, "kind", "rates")
     basics = validate_common(cfg, kind)
-    check(kind == "rates", "kind", kind, "rates (use validate_job for kclass and digits)")
+    check(kind == "rates", "kind", kind, "rates (labeldp_sim.cli.validate_job dispatches kclass and digits)")
     name = basics.name
     cell_name = _root_value(cfg, "cell", name)
     check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))

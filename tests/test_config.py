@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from labeldp_sim.errors import ConfigError
+from labeldp_sim.cli import validate_job
 from labeldp_sim.experiment import (BACKENDS, MAX_N, Experiment, RunnerSettings, build_experiment,
-                                    group_options, validate_job, validate_results_dir)
+                                    group_options, validate_results_dir)
 
 from .conftest import SMALL_GRID
 

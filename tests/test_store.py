@@ -108,37 +108,45 @@ KILL_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=500", "runner.
              "runner.n_jobs=2", "runner.progress=false"]
 
 
-def _phases(results) -> tuple[float, float, float]:
-    """Run once uninterrupted; return when computing started and ended, and the wall time."""
-    start = time.perf_counter()
-    proc = _cli(KILL_ARGS, results)
-    stamps = [time.perf_counter() - start for _ in proc.stdout]  # one per printed line
-    proc.wait(timeout=600)
-    assert proc.returncode == 0, proc.stderr.read()
-    return stamps[0], stamps[-1], time.perf_counter() - start
+def _count(results) -> int:
+    try:
+        with sqlite3.connect(results / "trials.sqlite", timeout=5) as con:
+            return con.execute("SELECT count(*) FROM rate_trials_v1").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def _kill_when(proc, results, stored_at_least: int, then_wait: float) -> None:
+    """SIGKILL the process group once the store holds ``stored_at_least`` trials, ``then_wait`` s later."""
+    while stored_at_least and _count(results) < stored_at_least and proc.poll() is None:
+        time.sleep(0.01)
+    time.sleep(then_wait)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
 
 
 def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path, capsys):
     """SIGKILL the process group at 10 random instants, then finish: the uninterrupted result.
 
-    The instants are drawn in the reference run's phases (2 while starting up, 6 while
-    computing and storing chunks, 2 while exporting), each kill in a directory of its own.
+    Instants are random within the run's phases, found from its progress rather than
+    the clock (a loaded machine shifts the clock): 2 before anything is stored, 6 once
+    a random share of the trials is stored, 2 after all are stored (while exporting).
+    Each kill gets a directory of its own; the finished run must equal the reference.
     """
     from labeldp_sim.cli import main
 
-    started, finished, wall = _phases(tmp_path / "reference")
+    reference_run = _cli(KILL_ARGS, tmp_path / "reference")
+    assert reference_run.wait(timeout=600) == 0, reference_run.stderr.read()
     reference = pd.read_csv(tmp_path / "reference" / "cls_label_cdp" / "trials.csv").set_index("seed_key")
     wanted = len(reference)
     rng = np.random.default_rng(20261123)
-    instants = np.concatenate([rng.uniform(0, started, 2), rng.uniform(started, finished, 6),
-                               rng.uniform(finished, wall, 2)])
+    plans = ([(0, rng.uniform(0.0, 1.0)) for _ in range(2)]
+             + [(int(rng.uniform(0.05, 0.9) * wanted), 0.0) for _ in range(6)]
+             + [(wanted, rng.uniform(0.0, 0.5)) for _ in range(2)])
     partial_states = 0
-    for i, instant in enumerate(instants):
+    for i, (stored_at_least, then_wait) in enumerate(plans):
         results = tmp_path / f"killed{i}"
-        proc = _cli(KILL_ARGS, results, start_new_session=True)
-        time.sleep(instant)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        _kill_when(_cli(KILL_ARGS, results, start_new_session=True), results, stored_at_least, then_wait)
         stored = _stored(results)  # also checks the database's integrity
         assert not stored.seed_key.duplicated().any()
         np.testing.assert_array_equal(stored.excess_risk.to_numpy(),
@@ -153,7 +161,7 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
         trials = pd.read_csv(export).set_index("seed_key")
         assert len(trials) == wanted and not trials.index.duplicated().any()
         pd.testing.assert_frame_equal(trials[NUMBERS[1:]], reference.loc[trials.index, NUMBERS[1:]])
-    assert partial_states >= 3, "too few kills fell while trials were being stored"
+    assert partial_states >= 5, "the kills meant to fall mid-run found the run finished"
 
 
 SMALL = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=400", "runner.chunk=20",
