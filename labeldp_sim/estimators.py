@@ -30,6 +30,7 @@ from scipy.stats import qmc
 
 from .distributions import CellModel, cube_index
 from .errors import check
+from .mechanisms import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
 
 __all__ = ["CubeArgmax", "CubeMean", "KNNMean", "knn_mean"]
 
@@ -72,26 +73,32 @@ class CubeArgmax(_BandwidthTuned):
     name = "cube_argmax"
     tasks = ("classification",)
     supports_sufficient = True
+    accepts = (CubeSumMechanism, CentralMechanism)
 
     def predict_per_sample(self, X, y, G, K, mechanism, rng):
         """Predicted class of every cube (length G^d) from N samples."""
-        n_cells = G ** X.shape[1]
+        d = X.shape[1]
+        n_cells = G ** d
         cells = cube_index(X, G)
-        reports = mechanism.privatize(y, rng, cells=cells, n_cells=n_cells, K=K)
-        scores = mechanism.cell_sums(reports, cells, n_cells, K)
-        return mechanism.select(scores, rng)
+        if isinstance(mechanism, CentralMechanism):
+            return mechanism.release(CubeData.from_samples(cells, y, n_cells), rng, len(y), 1.0 / G, d, K)
+        scores = mechanism.collect(y, rng, K=K, cells=cells, n_cells=n_cells)
+        return argmax_random_ties(scores, rng)
 
-    def predict_from_counts(self, model: CellModel, N, mechanism, rng):
+    def predict_from_counts(self, model: CellModel, N, mechanism, rng, G, d):
         """Predicted class of the relevant cubes of ``model``, exactly in law."""
         counts = draw_cell_counts(model.mass, model.class_probs, N, rng)
-        scores = mechanism.sample_cell_sums(counts, int(N), rng)
-        return mechanism.select(scores, rng)
+        K = counts.shape[1]
+        data = CubeData.from_counts(counts, np.arange(K))
+        if isinstance(mechanism, CentralMechanism):
+            return mechanism.release(data, rng, int(N), 1.0 / G, d, K)
+        return argmax_random_ties(mechanism.sample_aggregate(data, int(N), rng, K), rng)
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         """Exact (8) of one fitted cube classifier, and the share of attainable regret."""
         model = instance.cell_model(point.G_est)
         if path == "sufficient":
-            predictions = self.predict_from_counts(model, point.N, mechanism, rng)
+            predictions = self.predict_from_counts(model, point.N, mechanism, rng, point.G_est, point.d)
         else:
             X, y = instance.sample(point.N, rng)
             predictions = self.predict_per_sample(X, y, point.G_est, instance.family.K, mechanism,
@@ -118,20 +125,26 @@ class CubeMean(_BandwidthTuned):
     name = "cube_mean"
     tasks = ("regression",)
     supports_sufficient = True
+    accepts = (CubeSumMechanism, CentralMechanism)
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         model = instance.cell_model(point.G_est)
         d, G, N = point.d, point.G_est, point.N
         h = 1.0 / G
         if path == "sufficient":
-            counts = draw_cell_counts(model.mass, model.value_probs, N, rng)
-            n, S = mechanism.sample_cell_stats(counts, model.values, int(N), rng)
+            data = CubeData.from_counts(draw_cell_counts(model.mass, model.value_probs, N, rng),
+                                        model.values)
         else:
             X, y = instance.sample(int(N), rng)
-            cells = cube_index(X, G)
-            reports = mechanism.privatize(y, rng, cells=cells, n_cells=model.n_cells)
-            n, S = mechanism.cell_stats(reports, cells, model.n_cells)
-        estimates = mechanism.release(n, S, int(N), h, d, rng)
+            data = CubeData.from_samples(cube_index(X, G), y, model.n_cells)
+        if isinstance(mechanism, CentralMechanism):
+            estimates = mechanism.release(data, rng, int(N), h, d)
+        else:
+            if path == "sufficient":
+                n, S = mechanism.sample_aggregate(data, int(N), rng)
+            else:
+                n, S = mechanism.collect(data.y, rng, cells=data.cells, n_cells=model.n_cells)
+            estimates = mechanism.estimate(n, S, int(N), h, d)
         return {"excess_risk": model.excess_risk(estimates), "regret_fraction": np.nan}
 
 
@@ -186,6 +199,7 @@ class KNNMean(_BandwidthTuned):
     name = "knn_mean"
     tasks = ("regression",)
     supports_sufficient = False
+    accepts = (NoisyLabel,)
 
     def __init__(self, h_scale=1.0, k_scale=1.0, k=None, n_test=256):
         super().__init__(h_scale)
@@ -205,7 +219,7 @@ class KNNMean(_BandwidthTuned):
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         X, y = instance.sample(int(point.N), rng)
-        Z = mechanism.privatize(y, rng)
+        Z = mechanism.report(y, rng)
         sobol = qmc.Sobol(d=point.d, scramble=True, seed=rng)
         queries = sobol.random_base2(int(np.log2(self.n_test)))
         estimate = knn_mean(X, Z, queries, int(point.k))

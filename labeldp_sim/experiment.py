@@ -641,13 +641,45 @@ def _validate_grid(cfg) -> dict:
     return grid
 
 
+def _probe_mechanism(node: dict):
+    """The mechanism of ``node`` at ε = 1 (and T = 1 if it clips): enough to know its protocol."""
+    return _build("mechanism", node, epsilon=1.0, **({"T": 1.0} if "T" in node else {}))
+
+
+def _check_accepts(estimator, est_name, mech_node: dict, cell: Cell) -> None:
+    """The estimator must declare the mechanism protocols it accepts, and accept this one.
+
+    A kNN averages one noisy number per user; a cube estimator sums per-cube
+    statistics or takes a central release.  Any other pairing would run the
+    estimator on data the mechanism never privatized.
+    """
+    accepts = getattr(estimator, "accepts", None)
+    check(isinstance(accepts, tuple) and accepts, "estimator", est_name,
+          "an estimator declaring the mechanism protocols it accepts (`accepts`)")
+    mech = _probe_mechanism(mech_node)
+    if isinstance(mech, accepts):
+        return
+    fitting = []
+    for option in group_options("estimator"):
+        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "estimator" / f"{option}.yaml"))
+        node = {k: v for k, v in node.items() if not (isinstance(v, str) and "${" in v)}
+        try:
+            other = _build("estimator", node)
+        except ConfigError:
+            continue
+        if cell.task in other.tasks and isinstance(mech, getattr(other, "accepts", ())):
+            fitting.append(option)
+    raise ConfigError("estimator", est_name, fitting or
+                      f"an estimator accepting a {type(mech).__name__} ({mech.privacy})")
+
+
 def _matching_mechanisms(cell: Cell) -> list[str]:
     """Mechanism configs whose privacy is the cell's (for the error message)."""
     names = []
     for name in group_options("mechanism"):
         node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"))
         try:
-            mech = _build("mechanism", node, epsilon=1.0, **({"T": 1.0} if "T" in node else {}))
+            mech = _probe_mechanism(node)
         except ConfigError:
             continue
         if mech.privacy == cell.privacy and cell.task in mech.tasks:
@@ -714,6 +746,8 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     if cell.task not in est_tasks:
         raise _mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
                         cell, name, lambda c: c.task in est_tasks)
+
+    _check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
 
     beta, p_moment = first.beta, first.p
     points = make_points(name, cell, grid, beta, first.h_scale, p_moment)  # FP errors -> ConfigError

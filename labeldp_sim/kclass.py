@@ -118,23 +118,23 @@ def method_scores(method, X, y, K, eps, neighbours, rng, k, split=0.5):
     if method == "non_private":
         return _knn_vote(_one_hot(y, K), neighbours, rng)
     if method == "rr":
-        return _knn_vote(_one_hot(RandomizedResponse(eps).privatize(y, rng, K=K), K), neighbours, rng)
+        return _knn_vote(_one_hot(RandomizedResponse(eps).report(y, rng, K=K), K), neighbours, rng)
     if method == "alibi":
         mech = ALIBI(eps)
-        return _knn_vote(mech.soft_labels(mech.privatize(y, rng, K=K)), neighbours, rng)
+        return _knn_vote(mech.soft_labels(mech.report(y, rng, K=K)), neighbours, rng)
     if method == "vector_approximation":
-        return _knn_vote(RAPPOR(eps).privatize(y, rng, K=K).astype(float), neighbours, rng)
+        return _knn_vote(RAPPOR(eps).report(y, rng, K=K).astype(float), neighbours, rng)
     if method == "lp_2st":
         n1 = max(k, int(round(split * len(y))))
         rr = RandomizedResponse(eps)
-        z1 = rr.privatize(y[:n1], rng, K=K)
+        z1 = rr.report(y[:n1], rng, K=K)
         _, idx = cKDTree(X[:n1]).query(X[n1:], k=min(k, n1))
         freq = _one_hot(z1, K)[idx.reshape(len(idx), -1)].mean(axis=1)
         e = np.exp(eps)
         keep, other = e / (e + K - 1), 1 / (e + K - 1)
         prior = np.clip((freq - other) / (keep - other), 0, None) + 1e-12
         prior /= prior.sum(axis=1, keepdims=True)
-        z2 = RRWithPrior(eps).privatize(y[n1:], rng, prior=prior)
+        z2 = RRWithPrior(eps).report(y[n1:], rng, K=K, prior=prior)
         return _knn_vote(_one_hot(np.concatenate([z1, z2]), K), neighbours, rng)
     raise ValueError(method)
 

@@ -14,7 +14,7 @@ ALPHA = 1e-6
 
 def _empirical(mech, K, rng, n=120_000, **kw):
     y = np.repeat(np.arange(K), n // K)
-    z = mech.privatize(y, rng, K=K, **kw) if "prior" not in kw else mech.privatize(y, rng, **kw)
+    z = mech.report(y, rng, K=K, **kw)
     return y, z
 
 
@@ -61,7 +61,7 @@ def test_alibi_noise_soft_labels_and_privacy(eps, K):
     mech = ALIBI(eps)
     rng = np.random.default_rng(7)
     y = rng.integers(K, size=30_000)
-    noisy = mech.privatize(y, rng, K=K)
+    noisy = mech.report(y, rng, K=K)
     noise = noisy - np.eye(K)[y]
     assert stats.kstest(noise.ravel()[:50_000], stats.laplace(scale=2 / eps).cdf).pvalue > ALPHA
     # (29): softmax_c(f(o, c)/λ), f(o, c) = −Σ_k |o_k − [c = k]|

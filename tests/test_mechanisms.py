@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, NoPrivacy
+from labeldp_sim.mechanisms import (RAPPOR, CubeData, ExponentialMechanism, JointRAPPOR, NoPrivacy,
+                                    argmax_random_ties)
 
 
 def _rappor_output_prob(mech, z, y):
@@ -32,7 +33,7 @@ def test_rappor_bits_follow_their_probabilities():
     rng = np.random.default_rng(5)
     mech, K, n = RAPPOR(1.0), 3, 60_000
     y = rng.integers(K, size=n)
-    Z = mech.privatize(y, rng, K=K)
+    Z = mech.report(y, rng, K=K)
     own = Z[np.arange(n), y]
     for observed, prob in ((own, mech.p), (Z[np.arange(n), (y + 1) % K], mech.q)):
         assert stats.binomtest(int(observed.sum()), n, prob).pvalue > 1e-6
@@ -56,8 +57,7 @@ def test_joint_rappor_per_sample_sums_match_binomial_law():
     rng = np.random.default_rng(1)
     mech, n_cells, K, N = JointRAPPOR(1.0, chunk=500), 3, 2, 3000
     cells, y = rng.integers(n_cells, size=N), rng.integers(K, size=N)
-    sums = np.array([mech.cell_sums(mech.privatize(y, rng, cells=cells, n_cells=n_cells, K=K),
-                                    cells, n_cells, K) for _ in range(200)])
+    sums = np.array([mech.collect(y, rng, cells=cells, n_cells=n_cells, K=K) for _ in range(200)])
     counts = np.bincount(cells * K + y, minlength=n_cells * K).reshape(n_cells, K)
     mean = counts * mech.p + (N - counts) * mech.q
     var = counts * mech.p * (1 - mech.p) + (N - counts) * mech.q * (1 - mech.q)
@@ -74,7 +74,8 @@ def test_exponential_mechanism_is_eq_17_and_31(protection, weight):
     expected /= expected.sum(axis=1, keepdims=True)
     assert np.allclose(mech.selection_probabilities(scores), expected)
     rng = np.random.default_rng(2)
-    draws = np.array([mech.select(scores, rng) for _ in range(20_000)])
+    data = CubeData.from_counts(scores, np.arange(3))
+    draws = np.array([mech.release(data, rng, 10, 0.5, 1, K=3) for _ in range(20_000)])
     for row in range(2):
         observed = np.bincount(draws[:, row], minlength=3)
         assert stats.chisquare(observed, 20_000 * expected[row]).pvalue > 1e-6
@@ -98,8 +99,11 @@ def test_exponential_mechanism_privacy_loss():
 def test_no_privacy_is_majority_vote():
     rng = np.random.default_rng(0)
     mech = NoPrivacy()
-    scores = np.array([[5, 2], [1, 9], [3, 3]])
-    picks = np.array([mech.select(scores, rng) for _ in range(2000)])
+    cells = np.repeat([0, 0, 1, 2], [5, 2, 10, 6])
+    y = np.concatenate([[0] * 5, [1] * 2, [1] * 9, [0], [0] * 3, [1] * 3])
+    scores = mech.collect(y, rng, K=2, cells=cells, n_cells=3)
+    assert scores.tolist() == [[5, 2], [1, 9], [3, 3]]
+    picks = np.array([argmax_random_ties(scores, rng) for _ in range(2000)])
     assert (picks[:, 0] == 0).all() and (picks[:, 1] == 1).all()
     assert 0.45 < picks[:, 2].mean() < 0.55  # ties broken at random
 
@@ -111,3 +115,74 @@ def test_mechanisms_reject_bad_epsilon(bad):
     for cls in (RAPPOR, JointRAPPOR, ExponentialMechanism):
         with pytest.raises(ConfigError, match="epsilon"):
             cls(bad)
+
+
+# --------------------------------------------------------------------------- protocols (SPEC §8)
+
+def test_a_half_written_mechanism_cannot_be_built():
+    from labeldp_sim.mechanisms import CentralMechanism, CubeSumMechanism, LocalMechanism
+
+    class NoReport(LocalMechanism):
+        name = "no_report"
+
+    class NoSampler(CubeSumMechanism):
+        def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+            return y
+
+        def aggregate(self, reports, cells, n_cells, K):
+            return reports
+
+    class NoRelease(CentralMechanism):
+        pass
+
+    for cls in (NoReport, NoSampler, NoRelease):
+        with pytest.raises(TypeError, match="abstract"):
+            cls(1.0)
+
+
+def test_K_is_given_never_inferred():
+    from labeldp_sim.errors import ConfigError
+    from labeldp_sim.mechanisms import ALIBI, RandomizedResponse
+
+    y = np.array([0, 1, 1])
+    for mech in (RAPPOR(1.0), RandomizedResponse(1.0), ALIBI(1.0)):
+        with pytest.raises(ConfigError, match="^K:"):
+            mech.report(y, np.random.default_rng(0))
+    assert RAPPOR(1.0).report(np.array([0, 0]), np.random.default_rng(0), K=5).shape == (2, 5)
+
+
+def test_central_release_clips_on_both_paths():
+    """The per-sample path once summed raw labels: both paths now run one release on the same data."""
+    from labeldp_sim.mechanisms import LaplaceCubeMean
+
+    cells = np.array([0, 0, 1, 1, 1])
+    y = np.array([10.0, -0.5, 0.2, 30.0, -30.0])  # labels beyond T = 1
+    samples = CubeData.from_samples(cells, y, 3)
+    values = np.array([10.0, -0.5, 0.2, 30.0, -30.0])
+    counts = CubeData.from_counts(np.array([[1, 1, 0, 0, 0], [0, 0, 1, 1, 1], [0, 0, 0, 0, 0]]), values)
+    for data in (samples, counts):
+        assert data.clipped_sums(1.0).tolist() == pytest.approx([0.5, 0.2, 0.0])
+        assert data.n().tolist() == [2.0, 3.0, 0.0]
+    mech = LaplaceCubeMean(1.0, 1.0)
+    for data in (samples, counts):
+        location, scale = mech.location_and_scale(data, 5, 1 / 3, 1)
+        assert location.tolist() == pytest.approx([0.25, 0.2 / 3, 0.0])
+        assert scale[:2].tolist() == pytest.approx([1.0, 2 / 3]) and np.isnan(scale[2])
+
+
+def test_randomized_response_on_a_cube_is_private(make_cfg, tmp_path):
+    """mechanism=rr on cls_label_ldp: privatized (riskier than no privacy), not a pass-through."""
+    from labeldp_sim.experiment import build_experiment
+    from labeldp_sim.runner import run_sweep
+
+    risks = {}
+    for mech in ("rr", "none"):
+        exp = build_experiment(make_cfg([
+            "experiment=cls_label_ldp", f"mechanism={mech}", "grid.d=[1]", "grid.reps=200",
+            "grid.sweeps.N.values=[100000]", "~grid.sweeps.eps", "runner.n_jobs=1",
+            "runner.progress=false", f"paths.results_dir={tmp_path}"] + (
+            ["cell=cls_nonprivate"] if mech == "none" else [])))
+        risks[mech] = run_sweep(exp).excess_risk.to_numpy()
+    gap = risks["rr"].mean() - risks["none"].mean()
+    se = np.sqrt(risks["rr"].var(ddof=1) / 200 + risks["none"].var(ddof=1) / 200)
+    assert gap > 5.3 * se

@@ -7,8 +7,12 @@ from scipy import stats
 from labeldp_sim.distributions import HolderBump
 from labeldp_sim.estimators import CubeArgmax
 from labeldp_sim.grid import Point
-from labeldp_sim.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, NoPrivacy
+from labeldp_sim.experiment import group_options
+from labeldp_sim.mechanisms import (ALIBI, RAPPOR, ExponentialMechanism, JointRAPPOR, NoPrivacy,
+                                    RandomizedResponse)
 from labeldp_sim.runner import run_trial
+
+from .test_regression import REG_MECHANISMS
 
 ALPHA = 1e-6
 REPS = 300
@@ -19,6 +23,8 @@ MECHANISMS = {
     "joint_rappor": lambda: JointRAPPOR(2.0),
     "exponential": lambda: ExponentialMechanism(0.1),
     "exponential_full": lambda: ExponentialMechanism(0.1, "features+label"),
+    "rr": lambda: RandomizedResponse(1.0),
+    "alibi": lambda: ALIBI(1.0),
 }
 
 
@@ -29,7 +35,8 @@ def _risks(mech, point, path, K, seed):
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
-@pytest.mark.parametrize("d,N,G,G_est,K", [(1, 800, 4, 4, 2), (2, 3000, 4, 5, 3), (2, 6000, 6, 6, 2)])
+@pytest.mark.parametrize("d,N,G,G_est,K", [(1, 800, 4, 4, 2), (2, 3000, 4, 5, 3), (2, 6000, 6, 6, 2),
+                                           (2, 40, 4, 10, 3)])  # 40 samples in 100 cubes: most empty
 def test_paths_agree_in_distribution(name, d, N, G, G_est, K):
     point = Point("paths", "N", d, N, 1.0, N, 1.0, G=G, h=1 / G, in_regime=True, G_est=G_est)
     mech = MECHANISMS[name]()
@@ -55,3 +62,8 @@ def test_sufficient_path_reaches_n_1e9():
     point = Point("paths", "N", 2, 10**9, 1.0, 10**9, 1.0, G=51, h=1 / 51, in_regime=True, G_est=51)
     result = run_trial(dist, RAPPOR(1.0), CubeArgmax(3.5), point, 0, 0, "sufficient")
     assert 0 < result["excess_risk"] < 1e-3 and 0 < result["regret_fraction"] < 0.5
+
+
+def test_every_mechanism_config_has_a_path_test():
+    tested = set(MECHANISMS) | set(REG_MECHANISMS)
+    assert set(group_options("mechanism")) <= tested, set(group_options("mechanism")) - tested

@@ -7,7 +7,8 @@ from scipy import stats
 from labeldp_sim.distributions import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
 from labeldp_sim.estimators import CubeMean, KNNMean, knn_mean
 from labeldp_sim.grid import Point
-from labeldp_sim.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel, NoPrivacy, laplace_sum
+from labeldp_sim.mechanisms import (CubeData, JointLaplace, LaplaceCubeMean, LaplaceLabel, NoPrivacy,
+                                    laplace_sum)
 from labeldp_sim.runner import run_trial
 from labeldp_sim.theory import CELLS
 
@@ -54,7 +55,7 @@ def test_laplace_label_noise_and_privacy(eps, T):
     mech = LaplaceLabel(eps, T)
     rng = np.random.default_rng(3)
     y = np.full(50_000, 10.0)  # clipped to T
-    noise = mech.privatize(y, rng) - T
+    noise = mech.report(y, rng) - T
     assert stats.kstest(noise, stats.laplace(scale=2 * T / eps).cdf).pvalue > ALPHA
     z = np.linspace(-40, 40, 4001)
     ratio = stats.laplace.logpdf(z, loc=T, scale=mech.scale) - stats.laplace.logpdf(z, loc=-T, scale=mech.scale)
@@ -72,16 +73,17 @@ def test_laplace_sum_is_a_difference_of_gammas():
 def test_central_cube_means_use_23_and_33_scales():
     rng = np.random.default_rng(5)
     eps, T, N, h, d = 0.7, 2.0, 10_000, 0.1, 2
-    n = np.array([40.0] * 20_000)
-    S = np.full(20_000, 8.0)
+    # 20,000 cubes of 40 samples whose clipped labels sum to 8: four at 30 (clipped to T = 2)
+    data = CubeData.from_counts(np.tile([[4, 36]], (20_000, 1)), [30.0, 0.0])
     label = LaplaceCubeMean(eps, T)
-    noise = label.release(n, S, N, h, d, rng) - 8.0 / 40
+    noise = label.release(data, rng, N, h, d) - 8.0 / 40
     assert stats.kstest(noise, stats.laplace(scale=2 * T / (40 * eps)).cdf).pvalue > ALPHA
-    assert label.release(np.zeros(2), np.zeros(2), N, h, d, rng).tolist() == [0.0, 0.0]  # empty -> 0
+    empty = CubeData.from_counts(np.zeros((2, 2)), [2.0, 0.0])
+    assert label.release(empty, rng, N, h, d).tolist() == [0.0, 0.0]  # empty -> 0
     full = LaplaceCubeMean(eps, T, protection="features+label")
     n0 = 0.5 * 2.0 ** -d * N * h ** d  # (35) with c = 1, θ = 2^-d
     assert full.n0(N, h, d) == pytest.approx(n0)
-    noise = full.release(n, S, N, h, d, rng) - 8.0 / max(40, n0)
+    noise = full.release(data, rng, N, h, d) - 8.0 / max(40, n0)
     assert stats.kstest(noise, stats.laplace(scale=6 * T / (n0 * eps)).cdf).pvalue > ALPHA
 
 
@@ -106,10 +108,15 @@ def _risks(dist, mech, point, path, seed, reps=300):
 
 
 @pytest.mark.parametrize("name", sorted(REG_MECHANISMS))
-@pytest.mark.parametrize("family,d,N,G,G_est", [
-    (BoundedBump(d=1), 1, 600, 5, 5), (HeavyTailBump(d=2, p=3.0), 2, 1500, 3, 4)])
-def test_cube_mean_paths_agree_in_distribution(name, family, d, N, G, G_est):
-    T = family.T if family.labels == "bounded" else family.tail(G)
+@pytest.mark.parametrize("family,d,N,G,G_est,clip", [
+    (BoundedBump(d=1), 1, 600, 5, 5, 1.0),
+    (BoundedBump(d=1), 1, 600, 5, 5, 0.4),             # labels ±1 beyond the clip level 0.4
+    (HeavyTailBump(d=2, p=3.0), 2, 1500, 3, 4, 1.0),
+    (HeavyTailBump(d=2, p=3.0), 2, 1500, 3, 4, 0.35),  # the tail beyond the clip level
+    (BoundedBump(d=2), 2, 60, 4, 12, 0.4),              # 60 samples in 144 cubes: most are empty
+])
+def test_cube_mean_paths_agree_in_distribution(name, family, d, N, G, G_est, clip):
+    T = clip * (family.T if family.labels == "bounded" else family.tail(G))
     point = Point("paths", "N", d, N, 1.0, N, 1.0, G=G, h=1 / G, in_regime=True, G_est=G_est)
     mech = REG_MECHANISMS[name](T)
     per_sample = _risks(family, mech, point, "per_sample", 1)
