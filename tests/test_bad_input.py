@@ -63,6 +63,10 @@ CASES = [
     ("mech-target-not-importable", [LDP, "mechanism._target_=nope.Nope"], "mechanism._target_"),
     # --- estimator
     ("est-unknown-choice", [LDP, "estimator=knn_magic"], "estimator"),
+    # issue 9 case 1: a kNN would average labels the central mechanism never privatized
+    ("est-knn-on-central-mechanism", ["experiment=reg_label_cdp", "estimator=knn_mean", "grid=knn"],
+     "estimator"),
+    ("est-cube-on-knn-only-data", ["experiment=reg_label_cdp", "estimator=knn_mean"], "estimator"),
     ("est-wrong-task", [NP, "estimator=cube_mean"], "estimator"),
     ("est-h_scale-negative", [NP, "estimator.h_scale=-1"], "estimator.h_scale"),
     ("est-unknown-key", [NP, "+estimator.foo=1"], "estimator.foo"),
