@@ -9,7 +9,7 @@ SUITE ?= experiments/default.txt
 EXPERIMENTS ?= $(shell cat $(SUITE))
 ARGS ?=
 
-.PHONY: install sweep test test-slow bench clean clean-results
+.PHONY: install sweep test test-slow bench audit clean clean-results
 
 # (Re)create the virtual environment when it is missing or pyproject.toml changed.
 $(STAMP): pyproject.toml
@@ -32,6 +32,9 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+
+audit: $(STAMP)
+	$(BIN)/python -m labeldp_sim audit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_paths.py

@@ -33,7 +33,8 @@ from .store import STORE_NAME, TrialStore, atomic_write, locked
 __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
 
 USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
-         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)")
+         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)\n"
+         "       labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]")
 FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",
          "-h": "help", "--help": "help"}
 FLAG_NAMES = "-m/--multirun, --cfg/-c (print the composed config), -h/--help"
@@ -264,6 +265,10 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
 def main(argv: list | None = None) -> None:
     """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["audit"]:  # `labeldp-sim audit [options]`: the privacy audit of every mechanism
+        from .audit import main as audit
+
+        sys.exit(audit(argv[1:]))
     try:
         flags, jobs = validate_argv(argv)
     except ConfigError as err:

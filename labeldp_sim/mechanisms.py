@@ -52,9 +52,16 @@ def argmax_random_ties(scores: np.ndarray, rng: np.random.Generator) -> np.ndarr
     return np.argmax(scores + 0.5 * rng.random(scores.shape), axis=1)
 
 
+def _check_labels(y, K):
+    """Classes must lie in 0..K−1: an index outside would be counted in another cube or bit."""
+    if len(y) and (np.min(y) < 0 or np.max(y) >= K):
+        raise ValueError(f"labels must lie in 0..{K - 1}; got {np.min(y)}..{np.max(y)}")
+    return y
+
+
 def _counts(cells, y, n_cells, K):
     """n_lj = #{i: X_i ∈ B_l, Y_i = j}, shape (n_cells, K)."""
-    return np.bincount(cells * K + y, minlength=n_cells * K).reshape(n_cells, K)
+    return np.bincount(cells * K + _check_labels(y, K), minlength=n_cells * K).reshape(n_cells, K)
 
 
 def laplace_sum(n, scale, rng):
@@ -254,7 +261,7 @@ class RAPPOR(CubeSumMechanism):
     def bit_probabilities(self, y, K):
         """P(Z(j) = 1 | Y = y) for each row y, shape (len(y), K), (11)."""
         probs = np.full((len(y), _require_K(K)), self.q)
-        probs[np.arange(len(y)), y] = self.p
+        probs[np.arange(len(y)), _check_labels(y, K)] = self.p
         return probs
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
@@ -305,7 +312,7 @@ class JointRAPPOR(CubeSumMechanism):
         """P(bit (l, j) = 1) for each user, shape (len(y), n_cells·K)."""
         K = _require_K(K)
         probs = np.full((len(y), n_cells * K), self.q)
-        probs[np.arange(len(y)), np.asarray(cells) * K + y] = self.p
+        probs[np.arange(len(y)), np.asarray(cells) * K + _check_labels(y, K)] = self.p
         return probs
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
@@ -559,6 +566,7 @@ class RandomizedResponse(CubeSumMechanism):
         return M
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        _check_labels(y, _require_K(K))
         keep = rng.random(len(y)) < self.keep_probability(K)
         other = (y + rng.integers(1, K, size=len(y))) % K  # uniform over the K-1 other classes
         return np.where(keep, y, other)
@@ -652,7 +660,7 @@ class ALIBI(CubeSumMechanism):
     def location(self, y, K):
         """The Laplace location of each report: OneHot(y), shape (len(y), K)."""
         loc = np.zeros((len(y), _require_K(K)))
-        loc[np.arange(len(y)), y] = 1.0
+        loc[np.arange(len(y)), _check_labels(y, K)] = 1.0
         return loc
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):

@@ -1,0 +1,1094 @@
+r"""Privacy audit of every mechanism: an exact privacy-loss check and a black-box lower bound (SPEC §6).
+
+``labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]`` runs,
+for each mechanism of the rate cells (Table I of papers/000) and of the K-class
+experiments (papers/002), at its claimed ε (1 by default):
+
+**Exact check.**  The privacy loss of a mechanism M under a neighbour relation ~ is
+
+    L(M) = sup_{D ~ D'} sup_{S} log P(M(D) ∈ S) / P(M(D') ∈ S),
+
+and M is ε-DP iff L(M) ≤ ε.  Where the law of the output is known in closed form
+the audit computes L from the mechanism's *own law methods* — the ones its
+``report``/``release`` draws from (``bit_probabilities``, ``keep_probability``,
+``transition_matrix``, ``selection_probabilities``/``weight``, ``location``/``scale``,
+``location_and_scale``, ``count_scale``/``sum_scale``) — over a set of worst-case
+neighbours, so a change to those methods moves the number:
+
+- independent bits (RAPPOR (11), joint RAPPOR): the worst output takes, bit by bit,
+  the larger of log(p_j/p'_j) and log((1−p_j)/(1−p'_j)), so
+  L = max_{y,y'} Σ_j max(log p_j/p'_j, log (1−p_j)/(1−p'_j))  (the bound (15) is e^(ε/2)·e^(ε/2));
+- finite outputs (RR, RRWithPrior): L = max_{i,i',j} log M[i,j]/M[i',j] over the
+  transition matrix (an output possible under one input only gives L = ∞);
+- exponential mechanism (17)/(31): the selection probabilities over an enumerated
+  range of count vectors, L = max |log P(c|n) − log P(c|n')|; its closed-form
+  supremum 2·weight is approached as the score gap grows, never reached;
+- Laplace mechanisms (23)/(28)/(33)/(34), the joint Laplace vector, ALIBI: the
+  density ratio of Lap(μ, b) and Lap(μ', b) is at most exp(‖μ−μ'‖₁/b) (attained on
+  a quadrant), so L = max ‖Δμ‖₁/b over the neighbours; neighbours whose scales
+  differ, or where one releases a constant and the other noise, give L = ∞.
+
+**Black-box audit (DP-Sniper / StatDP style).**  M outputs are drawn under D and
+under D' (fixed seeds).  The first half of each sample *chooses* an event E:
+outputs are scored by an estimated log likelihood ratio (the histogram of
+the codes for finite outputs; a per-coordinate quantile histogram, summed as a
+naive-Bayes score, for real vectors) and E = {score ≥ t} with t maximising the
+bound below on the first half.  The second half *tests* it:
+
+    ε_lower = log( p̂_low(E | D) / p̂_up(E | D') ),
+
+with one-sided Clopper–Pearson bounds at level α/4 each, in both directions
+(D against D', D' against D, each with its own event).  The four bounds hold
+together with probability ≥ 1 − α (α = 1e-6), and for a mechanism that is ε-DP
+log P(E|D)/P(E|D') ≤ ε for every E, so P(ε_lower > ε) ≤ α.  The black box sees
+only outputs: it catches what the law methods do not say (a report that skips its
+noise, a report whose length follows the labels, a prior built from the user's
+own label), but it can only give a *lower* bound on L.
+
+**Planted mutants** (test fixtures of the audit, never used by the product): each
+breaks one mechanism in one way; the audit must call it "caught".
+
+Outputs: ``<out>/audit.csv`` and ``<out>/audit.md``, written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from scipy.stats import beta
+
+from .errors import MISSING, ConfigError
+from .mechanisms import (ALIBI, RAPPOR, CubeData, ExponentialMechanism, JointLaplace, JointRAPPOR,
+                         LaplaceCubeMean, LaplaceLabel, Mechanism, RandomizedResponse, RRWithPrior)
+from .store import atomic_write
+
+__all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Result",
+           "Direction", "bits_loss", "matrix_loss", "laplace_release_loss", "clopper_pearson_lower",
+           "clopper_pearson_upper", "black_box", "cases", "run_case", "run_audit", "write_outputs",
+           "parse_args", "main"]
+
+ALPHA = 1e-6           # black-box: P(ε_lower > true loss) ≤ ALPHA per mechanism
+TOL = 1e-9             # exact check: loss > ε + TOL fails (float rounding of log e^ε)
+DEFAULT_DRAWS = 2_000_000
+QUICK_DRAWS = 200_000
+MIN_DRAWS, MAX_DRAWS = 1_000, 100_000_000
+EPSILON = 1.0          # the claimed ε of every audited mechanism
+T = 1.0                # clipping level; neighbours use labels ±10T, beyond it
+BIG = 10 * T
+CHUNK = 200_000        # outputs per report/release call (memory only; fixed, so draws are reproducible)
+N_BINS = 50            # quantile bins per real coordinate in the black box's score
+MAX_THRESHOLDS = 2000  # candidate thresholds of the score
+
+OPTIONS = "--draws N, --seed S, --out DIR, --quick, --no-mutants, -h/--help"
+USAGE = "usage: labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]"
+
+
+# --------------------------------------------------------------------------- exact losses
+
+
+def _log_ratio(a, b):
+    """log(a/b) elementwise with the conventions of a privacy loss: 0/0 → −∞ (no output), a/0 → ∞."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(a) - np.log(b)
+    return np.where(a == 0, -np.inf, np.where(b == 0, np.inf, out))
+
+
+def bits_loss(P: np.ndarray) -> float:
+    r"""Exact loss of independent bits: row i of ``P`` is P(Z_j = 1 | input i).
+
+    For a product law the worst output z picks, bit by bit, the larger ratio:
+    L = max_{i,i'} Σ_j max(log P_ij/P_i'j, log (1−P_ij)/(1−P_i'j)).  For RAPPOR
+    (11) the two bits y, y' each give ε/2 and the rest 0, so L = ε (15).
+    """
+    P = np.asarray(P, dtype=float)
+    up = _log_ratio(P[:, None, :], P[None, :, :])
+    down = _log_ratio(1 - P[:, None, :], 1 - P[None, :, :])
+    return float(np.max(np.maximum(up, down).sum(axis=2)))
+
+
+def matrix_loss(M: np.ndarray) -> float:
+    r"""Exact loss of a finite channel: L = max_{i,i',j} log M[i,j]/M[i',j] (M[i,j] = P(Z=j | Y=i))."""
+    M = np.asarray(M, dtype=float)
+    return float(np.max(_log_ratio(M[:, None, :], M[None, :, :])))
+
+
+def _rr_exact(mech: RandomizedResponse):
+    # report() draws from keep_probability; sample_aggregate from transition_matrix: both are checked
+    losses = []
+    for K in (2, 3, 4, 8):
+        kappa = mech.keep_probability(K)
+        M = np.full((K, K), (1 - kappa) / (K - 1))
+        np.fill_diagonal(M, kappa)
+        losses += [matrix_loss(M), matrix_loss(mech.transition_matrix(K))]
+    return max(losses), ("max_{i,i',j} log M[i,j]/M[i',j], M from keep_probability (report) "
+                         "and transition_matrix (sampler), K ∈ {2,3,4,8}")
+
+
+def _priors(K=4, units=10):
+    """Label-independent priors: every composition of ``units`` into K parts (ties included), /units."""
+    rows = [c for c in product(range(units + 1), repeat=K) if sum(c) == units]
+    return np.array(rows, dtype=float) / units
+
+
+def _rr_prior_exact(mech: RRWithPrior):
+    priors = _priors()
+    return max(matrix_loss(mech.transition_matrix(p)) for p in priors), (
+        f"max_{{i,i',j}} log M[i,j]/M[i',j] over transition_matrix(prior), "
+        f"{len(priors)} priors on a 1/10 grid of the simplex, K = 4")
+
+
+def _rappor_exact(mech: RAPPOR):
+    return max(bits_loss(mech.bit_probabilities(np.arange(K), K)) for K in (2, 3, 4, 8)), (
+        "per-bit worst ratio of bit_probabilities (11), all label pairs, K ∈ {2,3,4,8} (15)")
+
+
+def _joint_rappor_exact(mech: JointRAPPOR):
+    losses = []
+    for n_cells, K in product((1, 2, 3), (2, 3)):
+        cells, y = np.repeat(np.arange(n_cells), K), np.tile(np.arange(K), n_cells)
+        losses.append(bits_loss(mech.bit_probabilities(y, K, cells, n_cells)))
+    return max(losses), ("per-bit worst ratio of bit_probabilities, all (cube, label) pairs, "
+                         "C ∈ {1,2,3} cubes, K ∈ {2,3}")
+
+
+EXP_RANGE = 8  # count vectors enumerated over [0, EXP_RANGE]^K
+
+
+def _count_vectors(K):
+    return np.array(list(product(range(EXP_RANGE + 1), repeat=K)))
+
+
+def _selection(mech: ExponentialMechanism, V, K):
+    # through CubeData, as release() reads the counts
+    return mech.selection_probabilities(CubeData.from_counts(V, np.arange(K)).label_counts(K))
+
+
+def _pair_loss(P, Q):
+    return float(np.max(np.abs(_log_ratio(P, Q)))) if len(P) else 0.0
+
+
+def _exp_losses(mech: ExponentialMechanism, K):
+    """(one label moved within a cube, one record added to/removed from a cube), enumerated."""
+    V = _count_vectors(K)
+    move_a, move_b, add_a, add_b = [], [], [], []
+    for j in range(K):
+        has = V[:, j] >= 1
+        add_a.append(V[has])
+        add_b.append(V[has] - np.eye(K, dtype=int)[j])
+        for k in range(K):
+            if k != j:
+                move_a.append(V[has])
+                move_b.append(V[has] - np.eye(K, dtype=int)[j] + np.eye(K, dtype=int)[k])
+    def loss(a, b):
+        return _pair_loss(_selection(mech, np.concatenate(a), K), _selection(mech, np.concatenate(b), K))
+
+    move, add = loss(move_a, move_b), loss(add_a, add_b)
+    return move, add
+
+
+def _exponential_exact(mech: ExponentialMechanism):
+    r"""Label neighbours change one cube's counts by a move e_j → e_k (17); a replaced record
+    (31) also removes a unit from one cube and adds one to another, whose releases are
+    independent, so that loss is the sum of two one-cube add/remove losses."""
+    move, add = zip(*(_exp_losses(mech, K) for K in (2, 3)))
+    if mech.protection == "label":
+        return max(move), (f"selection_probabilities (17) over all count vectors in [0,{EXP_RANGE}]^K, "
+                           f"K ∈ {{2,3}}, one label moved (closed-form sup: 2·weight)")
+    return max(max(move), 2 * max(add)), (
+        f"selection_probabilities (31) over [0,{EXP_RANGE}]^K, K ∈ {{2,3}}: max(label moved in a cube, "
+        f"2 × one record added/removed) (closed-form sup: 2·weight)")
+
+
+LABELS = np.array([-BIG, -T, -T / 2, 0.0, T / 2, T, BIG])  # around and beyond the clip
+
+
+def _laplace_exact(mech: LaplaceLabel):
+    loc = mech.location(LABELS)
+    return float(np.max(np.abs(loc[:, None] - loc[None, :])) / mech.scale), (
+        "max |location(y) − location(y')| / scale, y ∈ {0, ±T/2, ±T, ±10T}")
+
+
+def _alibi_exact(mech: ALIBI):
+    losses = []
+    for K in (2, 3, 5):
+        loc = mech.location(np.arange(K), K)
+        losses.append(np.max(np.abs(loc[:, None] - loc[None, :]).sum(axis=2)) / mech.scale)
+    return float(max(losses)), "max ‖location(y, K) − location(y', K)‖₁ / scale, all label pairs, K ∈ {2,3,5}"
+
+
+def _joint_laplace_exact(mech: JointLaplace):
+    n_cells = 3
+    cells = np.repeat(np.arange(n_cells), len(LABELS))
+    y = np.tile(LABELS, n_cells)
+    loc = mech.location(y, cells, n_cells)
+    delta = np.abs(loc[:, None] - loc[None, :]).sum(axis=3)  # (pairs, pairs, 2): ℓ1 per part
+    loss = delta[..., 0] / mech.count_scale + delta[..., 1] / mech.sum_scale
+    return float(np.max(loss)), ("max ‖Δcount‖₁/count_scale + ‖Δsum‖₁/sum_scale of location(y, cells), "
+                                 "all (cube, label) pairs, 3 cubes, y ∈ {0, ±T/2, ±T, ±10T}")
+
+
+def _release_law(mech: LaplaceCubeMean, records, n_cells, N, h, d):
+    cells = np.array([c for c, _ in records], dtype=int)
+    y = np.array([v for _, v in records], dtype=float)
+    return mech.location_and_scale(CubeData.from_samples(cells, y, n_cells), N, h, d)
+
+
+def laplace_release_loss(law_a, law_b) -> float:
+    r"""Σ_l |μ_l − μ'_l| / b_l for two per-cube Laplace laws (NaN scale: the cube releases μ_l as is).
+
+    A cube released as a constant under one data set and noisy under the other, a
+    constant that moves, or two different scales give an unbounded loss.
+    """
+    (mu_a, b_a), (mu_b, b_b) = law_a, law_b
+    const_a, const_b = np.isnan(b_a), np.isnan(b_b)
+    if np.any(const_a != const_b) or np.any(mu_a[const_a] != mu_b[const_a]):
+        return np.inf
+    noisy = ~const_a
+    if not np.allclose(b_a[noisy], b_b[noisy], rtol=1e-12, atol=0):
+        return np.inf
+    return float(np.sum(np.abs(mu_a[noisy] - mu_b[noisy]) / b_a[noisy]))
+
+
+def _cube_label_pairs():
+    """Label neighbours for (23)/(28): one record's label changed, every record's cube kept.
+
+    Cube 0 holds the changing record and n_l − 1 others, cube 1 is empty, cube 2 a bystander.
+    """
+    for n_l, other in product((1, 2, 3, 8), (-BIG, 0.0, BIG)):
+        for a, b in ((-BIG, BIG), (BIG, -BIG), (0.0, BIG), (T / 2, -BIG), (T, -T)):
+            rest = [(0, other)] * (n_l - 1) + [(2, other)] * 3
+            yield [(0, a)] + rest, [(0, b)] + rest, n_l
+
+
+def _cube_full_pairs(n0):
+    """Records replaced for (33)/(34): a record moved from cube 0 to cube 1 (label changed too),
+    or relabelled in place; each cube holds m others with m around n_0 (and 0, 1, 2n_0)."""
+    sizes = sorted({0, 1, max(int(np.floor(n0)) - 1, 0), int(np.floor(n0)), int(np.ceil(n0)),
+                    int(np.ceil(n0)) + 1, int(2 * n0)})
+    for m_a, m_b, v_a, v_b, a, b in product(sizes, sizes, (-BIG, BIG), (-BIG, BIG), (-BIG, BIG), (-BIG, BIG)):
+        rest = [(0, v_a)] * m_a + [(1, v_b)] * m_b
+        yield [(0, a)] + rest, [(1, b)] + rest   # moved between cubes
+        yield [(0, a)] + rest, [(0, b)] + rest   # relabelled in its cube
+
+
+CUBE_FULL_SETTINGS = ((128, 0.25, 1), (40, 0.25, 1), (512, 0.25, 2))  # (N, h, d): n_0 = 8, 2.5, 4
+
+
+def _laplace_cube_exact(mech: LaplaceCubeMean):
+    if mech.protection == "label":
+        # label (23)/(28) ignore N, h, d
+        law = [(_release_law(mech, a, 3, 1, 1.0, 1), _release_law(mech, b, 3, 1, 1.0, 1))
+               for a, b, _ in _cube_label_pairs()]
+        losses = [laplace_release_loss(la, lb) for la, lb in law]
+        return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (23)/(28): one label changed, "
+                             "n_l ∈ {1,2,3,8}, labels in {0, T/2, ±T, ±10T}")
+    losses = []
+    for N, h, d in CUBE_FULL_SETTINGS:
+        n0 = mech.n0(N, h, d)
+        losses += [laplace_release_loss(_release_law(mech, a, 3, N, h, d), _release_law(mech, b, 3, N, h, d))
+                   for a, b in _cube_full_pairs(n0)]
+    return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (33)/(34): one record moved between "
+                         "cubes or relabelled, n around n_0 ∈ {2.5, 4, 8} and 0, 1, 2n_0, labels ±10T")
+
+
+# --------------------------------------------------------------------------- black-box draws
+# Each draw(mech, side, n, rng) returns n outputs under D (side 0) or D' (side 1): int64 codes for
+# finite outputs, an (n, k) float array for real ones.  Central mechanisms are run on data sets
+# of n independent copies of a small cube configuration: cubes are released independently, so one
+# release gives n draws of the configuration's output.
+
+
+def bits_code(Z: np.ndarray) -> np.ndarray:
+    """One int64 per row of bits, with a leading 1 so that rows of different lengths differ."""
+    Z = np.asarray(Z, dtype=np.int64)
+    L = Z.shape[1]
+    if L > 62:
+        raise ValueError(f"{L} bits do not fit one int64 code")
+    return Z @ (np.int64(1) << np.arange(L, dtype=np.int64)) + (np.int64(1) << np.int64(L))
+
+
+K_BB = 4  # classes in the black-box pairs of the K-class mechanisms
+
+
+def _draw_rappor(mech, side, n, rng):
+    y = np.full(n, (0, K_BB - 1)[side])
+    return bits_code(mech.report(y, rng, K=K_BB))
+
+
+def _draw_joint_rappor(mech, side, n, rng):
+    cells, y = np.full(n, side), np.full(n, side)  # (cube 0, label 0) vs (cube 1, label 1)
+    return bits_code(mech.report(y, rng, K=2, cells=cells, n_cells=2))
+
+
+def _draw_rr(mech, side, n, rng):
+    return np.asarray(mech.report(np.full(n, side), rng, K=K_BB), dtype=np.int64)
+
+
+RR_PRIOR = np.array([0.4, 0.3, 0.2, 0.1])  # k* = 3 at ε = 1: labels 0 and 1 are both in the set
+
+
+def _draw_rr_prior(mech, side, n, rng):
+    prior = np.broadcast_to(RR_PRIOR, (n, K_BB))  # the same prior for D and D': label-free
+    return np.asarray(mech.report(np.full(n, side), rng, K=K_BB, prior=prior), dtype=np.int64)
+
+
+def _draw_alibi(mech, side, n, rng):
+    return np.asarray(mech.report(np.full(n, side), rng, K=3), dtype=float)
+
+
+def _draw_laplace(mech, side, n, rng):
+    y = np.full(n, (BIG, -BIG)[side])
+    return np.asarray(mech.report(y, rng), dtype=float).reshape(n, 1)
+
+
+def _draw_joint_laplace(mech, side, n, rng):
+    cells, y = np.full(n, side), np.full(n, (BIG, -BIG)[side])  # (cube 0, +10T) vs (cube 1, −10T)
+    return np.asarray(mech.report(y, rng, cells=cells, n_cells=2), dtype=float).reshape(n, 4)
+
+
+def _draw_laplace_cube(mech, side, n, rng):
+    # n cubes of one record each (n_l = 1): label +10T vs −10T
+    data = CubeData.from_samples(np.arange(n), np.full(n, (BIG, -BIG)[side]), n)
+    return np.asarray(mech.release(data, rng, n, 1.0 / n, 1), dtype=float).reshape(n, 1)
+
+
+FULL_BB = (128, 0.25, 1)  # (N, h, d) of the black-box pair: n_0 = 8 with the default n0_fraction
+
+
+def _draw_laplace_cube_full(mech, side, n, rng):
+    # copies of two cubes: the record (+10T) alone in cube A, vs the record (−10T) alone in cube B:
+    # small n against n_0, where the floor n_l ∨ n_0 bounds the sensitivity
+    N, h, d = FULL_BB
+    cells = 2 * np.arange(n) + side
+    data = CubeData.from_samples(cells, np.full(n, (BIG, -BIG)[side]), 2 * n)
+    return np.asarray(mech.release(data, rng, N, h, d), dtype=float).reshape(n, 2)
+
+
+def _cube_copies(n, per_copy_labels):
+    """cells, labels of n copies of one cube holding ``per_copy_labels``."""
+    m = len(per_copy_labels)
+    return np.repeat(np.arange(n), m), np.tile(np.asarray(per_copy_labels), n)
+
+
+def _draw_exponential(mech, side, n, rng):
+    # one cube, K = 2: counts (1, 5) vs (0, 6), one label changed 0 → 1 (a tail of (17))
+    cells, y = _cube_copies(n, ([0] + [1] * 5, [1] * 6)[side])
+    data = CubeData.from_samples(cells, y, n)
+    return np.asarray(mech.release(data, rng, n * 6, 1.0 / n, 1, K=2), dtype=np.int64)
+
+
+def _draw_exponential_full(mech, side, n, rng):
+    # two cubes, K = 2, five records of label 1 each; the record (label 0) sits in cube A under D,
+    # and is replaced by one of label 1 in cube B under D'
+    base = [(0, 1)] * 5 + [(1, 1)] * 5
+    records = base + [((0, 0), (1, 1))[side]]
+    local_cells = np.array([c for c, _ in records])
+    labels = np.array([v for _, v in records])
+    cells = (2 * np.arange(n)[:, None] + local_cells[None, :]).ravel()
+    data = CubeData.from_samples(cells, np.tile(labels, n), 2 * n)
+    out = np.asarray(mech.release(data, rng, n * len(records), 0.5 / n, 1, K=2), dtype=np.int64)
+    return out.reshape(n, 2) @ np.array([2, 1])  # the pair (c_A, c_B) as one code
+
+
+# --------------------------------------------------------------------------- black-box statistics
+
+
+def clopper_pearson_lower(k, n, a):
+    """One-sided lower Clopper–Pearson bound: P(p < bound) ≤ a; 0 when k = 0."""
+    k = np.asarray(k, dtype=float)
+    return np.where(k > 0, beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
+
+
+def clopper_pearson_upper(k, n, a):
+    """One-sided upper Clopper–Pearson bound: P(p > bound) ≤ a; 1 when k = n."""
+    k = np.asarray(k, dtype=float)
+    return np.where(k < n, beta.isf(a, k + 1, np.maximum(n - k, 1)), 1.0)
+
+
+def _log_bound(k_p, k_q, n, a):
+    """log(CP_lower(k_p)/CP_upper(k_q)), −∞ when the lower bound is 0."""
+    low, up = clopper_pearson_lower(k_p, n, a), clopper_pearson_upper(k_q, n, a)
+    with np.errstate(divide="ignore"):
+        return np.log(low) - np.log(up)
+
+
+def _scores(train0, train1):
+    """An estimated log likelihood ratio log P(x|D)/P(x|D') fitted on the first halves.
+
+    Finite outputs: the smoothed histogram of the codes.  Real vectors: per coordinate,
+    the smoothed histogram on N_BINS quantile bins of the pooled draws, summed over the
+    coordinates (naive Bayes; exact in form for independent Laplace noise per coordinate).
+    Returns a function from outputs to scores.
+    """
+    if train0.ndim == 1:
+        codes = np.unique(np.concatenate([train0, train1]))
+        c0 = np.bincount(np.searchsorted(codes, train0), minlength=len(codes))
+        c1 = np.bincount(np.searchsorted(codes, train1), minlength=len(codes))
+        table = np.log((c0 + 0.5) / (c1 + 0.5))
+
+        def score(x):
+            idx = np.clip(np.searchsorted(codes, x), 0, len(codes) - 1)
+            return np.where(codes[idx] == x, table[idx], 0.0)  # an unseen output scores 0
+
+        return score
+    edges, tables = [], []
+    for c in range(train0.shape[1]):
+        pooled = np.concatenate([train0[:, c], train1[:, c]])
+        e = np.unique(np.quantile(pooled, np.linspace(0, 1, N_BINS + 1)[1:-1]))
+        c0 = np.bincount(np.searchsorted(e, train0[:, c], side="right"), minlength=len(e) + 1)
+        c1 = np.bincount(np.searchsorted(e, train1[:, c], side="right"), minlength=len(e) + 1)
+        edges.append(e)
+        tables.append(np.log((c0 + 0.5) / (c1 + 0.5)))
+
+    def score(x):
+        return sum(table[np.searchsorted(e, x[:, c], side="right")]
+                   for c, (e, table) in enumerate(zip(edges, tables)))
+
+    return score
+
+
+def _count_at_least(sorted_values, thresholds):
+    return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
+
+
+@dataclass
+class Direction:
+    """One direction of the black box: the event {±score ≥ threshold} and its test counts."""
+
+    eps_lower: float
+    threshold: float
+    k_p: int
+    k_q: int
+    n: int
+    label: str
+
+
+def _one_direction(s_p_train, s_q_train, s_p_test, s_q_test, a, label):
+    """Choose t on the training halves (best bound there), then bound on the test halves."""
+    sp, sq = np.sort(s_p_train), np.sort(s_q_train)
+    candidates = np.unique(np.concatenate([sp, sq]))
+    if len(candidates) > MAX_THRESHOLDS:
+        candidates = np.unique(np.quantile(candidates, np.linspace(0, 1, MAX_THRESHOLDS)))
+    objective = _log_bound(_count_at_least(sp, candidates), _count_at_least(sq, candidates), len(sp), a)
+    t = candidates[int(np.argmax(objective))]
+    k_p, k_q = int(np.sum(s_p_test >= t)), int(np.sum(s_q_test >= t))
+    eps = float(_log_bound(k_p, k_q, len(s_p_test), a))
+    return Direction(eps, float(t), k_p, k_q, len(s_p_test), label)
+
+
+def black_box(x0: np.ndarray, x1: np.ndarray, alpha: float = ALPHA) -> Direction:
+    r"""ε_lower from outputs ``x0`` ~ M(D) and ``x1`` ~ M(D') (equal numbers of draws).
+
+    The first halves choose, for each direction, an event E = {±score ≥ t}; the second
+    halves give k_P, k_Q hits out of m and
+
+        ε_lower = log( CP_lower(k_P; m, α/4) / CP_upper(k_Q; m, α/4) ),
+
+    the larger over the two directions (P, Q) = (D, D') and (D', D).  The events depend
+    on the first halves only, so the four one-sided bounds hold together with
+    probability ≥ 1 − α and P(ε_lower > sup_E log P(E|D)/P(E|D')) ≤ α.
+    """
+    n = min(len(x0), len(x1)) // 2
+    train0, test0, train1, test1 = x0[:n], x0[n:2 * n], x1[:n], x1[n:2 * n]
+    score = _scores(train0, train1)
+    s0_tr, s1_tr, s0_te, s1_te = score(train0), score(train1), score(test0), score(test1)
+    a = alpha / 4
+    forward = _one_direction(s0_tr, s1_tr, s0_te, s1_te, a, "D vs D'")
+    backward = _one_direction(-s1_tr, -s0_tr, -s1_te, -s0_te, a, "D' vs D")
+    return max(forward, backward, key=lambda r: r.eps_lower)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one family of mechanisms is audited.
+
+    Attributes
+    ----------
+    neighbours : str
+        The neighbour relation, in words.
+    pair : str
+        The black box's pair (D, D'), in words.
+    exact : callable
+        ``exact(mech) -> (loss, method)`` from the mechanism's law methods.
+    draw : callable
+        ``draw(mech, side, n, rng) -> outputs`` under D (side 0) or D' (side 1).
+    """
+
+    neighbours: str
+    pair: str
+    exact: Callable
+    draw: Callable
+
+
+LABEL_NB = "label neighbours: one user's label changed, features kept"
+FULL_NB = "one record replaced: features and label"
+
+RECIPES = {
+    "rappor": Recipe(LABEL_NB, "y = 0 vs y' = 3, K = 4", _rappor_exact, _draw_rappor),
+    "joint_rappor": Recipe(FULL_NB + " (cube and label)", "(cube 0, y 0) vs (cube 1, y 1), 2 cubes, K = 2",
+                           _joint_rappor_exact, _draw_joint_rappor),
+    "exponential": Recipe("label neighbours: one label changed in a cube, counts n_l fixed",
+                          "one cube, counts (1, 5) vs (0, 6), K = 2", _exponential_exact, _draw_exponential),
+    "exponential_full": Recipe(FULL_NB + ": moved between cubes or relabelled, N fixed",
+                               "two cubes (1,5),(0,5) vs (0,5),(0,6): record moved and relabelled",
+                               _exponential_exact, _draw_exponential_full),
+    "laplace": Recipe(LABEL_NB + "; labels beyond the clip (±10T)", "y = +10T vs y' = −10T",
+                      _laplace_exact, _draw_laplace),
+    "laplace_cube": Recipe("label neighbours: one label changed, cubes kept; smallest cubes n_l = 1, "
+                           "labels ±10T", "one record per cube (n_l = 1), +10T vs −10T",
+                           _laplace_cube_exact, _draw_laplace_cube),
+    "laplace_cube_full": Recipe(FULL_NB + ": moved between cubes of n around n_0 (and n_l = 0, 1), "
+                                "labels ±10T, N fixed",
+                                "N = 128, h = 1/4, d = 1 (n_0 = 8): +10T alone in cube A vs −10T alone in B",
+                                _laplace_cube_exact, _draw_laplace_cube_full),
+    "joint_laplace": Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
+                            _joint_laplace_exact, _draw_joint_laplace),
+    "rr": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 4", _rr_exact, _draw_rr),
+    "rr_with_prior": Recipe(LABEL_NB + "; prior fixed, computed without the label",
+                            "y = 0 vs y' = 1, K = 4, prior (.4, .3, .2, .1) (k* = 3)",
+                            _rr_prior_exact, _draw_rr_prior),
+    "alibi": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 3", _alibi_exact, _draw_alibi),
+}
+
+
+def _real_mechanisms(eps):
+    """The audited mechanisms, as the product builds them (conf/mechanism/*.yaml)."""
+    return {
+        "rappor": RAPPOR(eps),
+        "joint_rappor": JointRAPPOR(eps),
+        "exponential": ExponentialMechanism(eps, protection="label"),
+        "exponential_full": ExponentialMechanism(eps, protection="features+label"),
+        "laplace": LaplaceLabel(eps, T),
+        "laplace_cube": LaplaceCubeMean(eps, T, protection="label"),
+        "laplace_cube_full": LaplaceCubeMean(eps, T, protection="features+label"),
+        "joint_laplace": JointLaplace(eps, T),
+        "rr": RandomizedResponse(eps),
+        "rr_with_prior": RRWithPrior(eps),
+        "alibi": ALIBI(eps),
+    }
+
+
+# --------------------------------------------------------------------------- planted mutants
+# TEST FIXTURES OF THE AUDIT.  Each class breaks one mechanism in one way; the audit must call
+# every one of them "caught".  Nothing in the product uses them.
+
+
+class _MutantHalfScaleLaplace(LaplaceLabel):
+    """Fixture: Lap(T/ε) instead of Lap(2T/ε) (loss 2ε)."""
+
+    def __init__(self, epsilon, T):
+        super().__init__(epsilon, T)
+        self.scale /= 2
+
+
+class _MutantUnclippedLaplace(LaplaceLabel):
+    """Fixture: no clip, the location is the raw label (loss 10ε at ±10T)."""
+
+    def location(self, y):
+        return np.asarray(y, dtype=float)
+
+
+class _MutantNoiselessLaplace(LaplaceLabel):
+    """Fixture: report skips the noise; the law methods still say Lap(2T/ε)."""
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        return self.location(y).astype(float)
+
+
+class _MutantUnclippedCubeMean(LaplaceCubeMean):
+    """Fixture: (23) without the clip of (28): the mean of raw labels + Lap(2T/(n_l ε))."""
+
+    def location_and_scale(self, data, N, h, d):
+        n, S = data.n(), data.clipped_sums(None)
+        occupied = n > 0
+        location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
+        scale = np.full(len(S), np.nan)
+        scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
+        return location, scale
+
+
+class _MutantNoFloorCubeMean(LaplaceCubeMean):
+    """Fixture: (34) with n_l instead of n_l ∨ n_0 in the denominator."""
+
+    def location_and_scale(self, data, N, h, d):
+        n, S = data.n(), data.clipped_sums(self.T)
+        n0 = self.n0(N, h, d)
+        return S / np.maximum(n, 1), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
+
+
+class _MutantFullEpsRAPPOR(RAPPOR):
+    """Fixture: e^ε per bit instead of e^(ε/2) (loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        e = np.exp(self.epsilon)
+        self.p, self.q = e / (e + 1), 1 / (e + 1)
+
+
+class _MutantInferredKRAPPOR(RAPPOR):
+    """Fixture: K inferred from the labels, so the report's length depends on them."""
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        return super().report(y, rng, K=max(2, int(np.max(y)) + 1), cells=cells, n_cells=n_cells)
+
+
+class _MutantFullEpsJointRAPPOR(JointRAPPOR):
+    """Fixture: e^ε per bit of the joint one-hot (loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        e = np.exp(self.epsilon)
+        self.p, self.q = e / (e + 1), 1 / (e + 1)
+
+
+class _MutantFullWeightExponential(ExponentialMechanism):
+    """Fixture: weights exp(ε n_lj) instead of exp(ε n_lj/2) (sup loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon, protection="label")
+        self.weight = self.epsilon
+
+
+class _MutantBinaryKeepRR(RandomizedResponse):
+    """Fixture: K-ary RR that keeps y with the binary probability e^ε/(e^ε+1)."""
+
+    def keep_probability(self, K):
+        e = np.exp(self.epsilon)
+        return e / (e + 1)
+
+
+class _MutantOwnLabelPriorRR(RRWithPrior):
+    """Fixture: the prior is mixed with the user's own one-hot label (prior from own label)."""
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None, prior=None):
+        prior = np.asarray(prior, dtype=float)
+        own = np.zeros_like(prior)
+        own[np.arange(len(y)), y] = 1.0
+        return super().report(y, rng, K=K, cells=cells, n_cells=n_cells, prior=0.5 * prior + 0.5 * own)
+
+
+class _MutantHalfCountJointLaplace(JointLaplace):
+    """Fixture: count noise Lap(2/ε) instead of Lap(4/ε) (loss 1.5ε)."""
+
+    def __init__(self, epsilon, T):
+        super().__init__(epsilon, T)
+        self.count_scale /= 2
+
+
+class _MutantSmallScaleALIBI(ALIBI):
+    """Fixture: ALIBI with Lap(1/ε) instead of Lap(2/ε) (loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        self.scale = 1.0 / self.epsilon
+
+
+def _mutants(eps):
+    """(name, parent, mechanism, what is broken)."""
+    return [
+        ("laplace: noise scale halved", "laplace", _MutantHalfScaleLaplace(eps, T), "Lap(T/ε)"),
+        ("laplace: clip removed", "laplace", _MutantUnclippedLaplace(eps, T), "no Clip(Y, T)"),
+        ("laplace: report skips noise", "laplace", _MutantNoiselessLaplace(eps, T), "Z = Clip(Y, T)"),
+        ("laplace_cube: clip removed", "laplace_cube",
+         _MutantUnclippedCubeMean(eps, T, protection="label"), "(23) on labels beyond T"),
+        ("laplace_cube_full: no n_0 floor", "laplace_cube_full",
+         _MutantNoFloorCubeMean(eps, T, protection="features+label"), "S/n_l instead of S/(n_l ∨ n_0)"),
+        ("rappor: e^ε per bit", "rappor", _MutantFullEpsRAPPOR(eps), "p = e^ε/(e^ε+1)"),
+        ("rappor: K inferred from labels", "rappor", _MutantInferredKRAPPOR(eps), "K = max(y)+1"),
+        ("joint_rappor: e^ε per bit", "joint_rappor", _MutantFullEpsJointRAPPOR(eps), "p = e^ε/(e^ε+1)"),
+        ("exponential: weight ε", "exponential", _MutantFullWeightExponential(eps), "exp(ε n_lj)"),
+        ("rr: binary keep probability", "rr", _MutantBinaryKeepRR(eps), "keep e^ε/(e^ε+1), K = 4"),
+        ("rr_with_prior: prior from own label", "rr_with_prior", _MutantOwnLabelPriorRR(eps),
+         "prior ← (prior + onehot(y))/2"),
+        ("joint_laplace: count noise halved", "joint_laplace", _MutantHalfCountJointLaplace(eps, T),
+         "count noise Lap(2/ε)"),
+        ("alibi: Lap(1/ε)", "alibi", _MutantSmallScaleALIBI(eps), "Lap(1/ε)"),
+    ]
+
+
+@dataclass
+class Case:
+    """One audited mechanism: a real one (``mutant_of`` None) or a planted mutant."""
+
+    name: str
+    mechanism: Mechanism
+    recipe: Recipe
+    mutant_of: str | None = None
+    broken: str = ""
+
+    @property
+    def expected(self) -> str:
+        return "private" if self.mutant_of is None else "caught"
+
+
+def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
+    """The registry: every real mechanism, then (with ``mutants``) every planted mutant.
+
+    Parameters
+    ----------
+    eps : float
+        The claimed ε each mechanism is built with.
+    mutants : bool
+        Include the planted mutants (test fixtures of the audit).
+
+    Returns
+    -------
+    list of Case
+    """
+    out = [Case(name, mech, RECIPES[name]) for name, mech in _real_mechanisms(eps).items()]
+    if mutants:
+        out += [Case(name, mech, RECIPES[parent], parent, broken)
+                for name, parent, mech, broken in _mutants(eps)]
+    return out
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Result:
+    """One row of audit.csv."""
+
+    mechanism: str
+    kind: str
+    privacy: str
+    neighbours: str
+    pair: str
+    claimed_eps: float
+    exact_loss: float
+    exact_method: str
+    eps_lower: float
+    direction: str
+    p_hat: float
+    q_hat: float
+    draws: int
+    caught_by: str
+    verdict: str
+    expected: str
+    broken: str = ""
+    seconds: float = field(default=0.0)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == self.expected
+
+
+def _rng(seed, name, side):
+    # keyed on the case's name: adding a case does not move the others' draws
+    return np.random.default_rng([seed, zlib.crc32(name.encode()), side])
+
+
+def _draw_all(case: Case, side: int, draws: int, seed: int):
+    rng = _rng(seed, case.name, side)
+    parts = [case.recipe.draw(case.mechanism, side, min(CHUNK, draws - start), rng)
+             for start in range(0, draws, CHUNK)]
+    if parts[0].ndim == 1:
+        return np.concatenate(parts)
+    width = max(p.shape[1] for p in parts)
+    if any(p.shape[1] != width for p in parts):  # cannot happen for a fixed-length output
+        raise ValueError(f"{case.name}: outputs of different widths")
+    return np.concatenate(parts)
+
+
+def run_case(case: Case, draws: int, seed: int = 0, alpha: float = ALPHA, eps: float = EPSILON) -> Result:
+    """Exact check and black-box audit of one case.
+
+    Parameters
+    ----------
+    case : Case
+    draws : int
+        Outputs drawn under each of D and D' (half choose the event, half test it).
+    seed : int
+        Root seed; each case's streams are keyed on (seed, case name, side).
+    alpha : float
+        The black box's level: P(ε_lower > true loss) ≤ alpha.
+    eps : float
+        The claimed ε.
+
+    Returns
+    -------
+    Result
+        The verdict is "private"/"FAILED" for a mechanism, "caught"/"MISSED" for a mutant;
+        a check fails when exact loss > ε + TOL, or ε_lower > ε.
+    """
+    start = time.perf_counter()
+    loss, method = case.recipe.exact(case.mechanism)
+    x0, x1 = _draw_all(case, 0, draws, seed), _draw_all(case, 1, draws, seed)
+    if x0.ndim != x1.ndim or (x0.ndim == 2 and x0.shape[1] != x1.shape[1]):
+        # real outputs whose width follows the input: the width alone tells D from D'
+        x0, x1 = np.full(len(x0), 0, dtype=np.int64), np.full(len(x1), 1, dtype=np.int64)
+    bb = black_box(x0, x1, alpha)
+    exact_fails, bb_fails = loss > eps + TOL, bb.eps_lower > eps
+    caught_by = "+".join(name for name, fails in (("exact", exact_fails), ("black-box", bb_fails)) if fails)
+    if case.mutant_of is None:
+        verdict = "FAILED" if caught_by else "private"
+    else:
+        verdict = "caught" if caught_by else "MISSED"
+    privacy = case.mechanism.privacy
+    return Result(
+        mechanism=case.name, kind="mechanism" if case.mutant_of is None else f"mutant of {case.mutant_of}",
+        privacy=f"{privacy.protects}, {privacy.model}", neighbours=case.recipe.neighbours,
+        pair=case.recipe.pair, claimed_eps=eps, exact_loss=float(loss), exact_method=method,
+        eps_lower=max(bb.eps_lower, 0.0), direction=bb.label, p_hat=bb.k_p / bb.n, q_hat=bb.k_q / bb.n,
+        draws=draws, caught_by=caught_by, verdict=verdict, expected=case.expected, broken=case.broken,
+        seconds=time.perf_counter() - start)
+
+
+def run_audit(draws: int = DEFAULT_DRAWS, seed: int = 0, mutants: bool = True, alpha: float = ALPHA,
+              progress: Callable | None = None) -> list[Result]:
+    """Audit every case of :func:`cases` (at ε = :data:`EPSILON`).
+
+    Parameters
+    ----------
+    draws, seed, alpha : see :func:`run_case`
+    mutants : bool
+        Also audit the planted mutants.
+    progress : callable, optional
+        Called with each :class:`Result` as it is ready.
+
+    Returns
+    -------
+    list of Result
+    """
+    results = []
+    for case in cases(EPSILON, mutants):
+        results.append(run_case(case, draws, seed, alpha))
+        if progress is not None:
+            progress(results[-1])
+    return results
+
+
+# --------------------------------------------------------------------------- outputs
+
+COLUMNS = ["mechanism", "kind", "privacy", "neighbours", "pair", "claimed_eps", "exact_loss", "exact_method",
+           "eps_lower", "direction", "p_hat", "q_hat", "draws", "caught_by", "verdict", "expected", "broken",
+           "seconds"]
+
+
+def _num(x, digits=4):
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "—"
+    if np.isinf(x):
+        return "∞"
+    return f"{x:.{digits}f}"
+
+
+def _csv_value(name, value):
+    if isinstance(value, float):
+        return "inf" if np.isinf(value) else repr(round(value, 12)) if name != "seconds" else f"{value:.3f}"
+    return value
+
+
+def _cell(text) -> str:
+    """Text for a markdown table cell: a bare | would end the cell."""
+    return str(text).replace("|", "\\|")
+
+
+def _markdown(results, draws, seed, alpha, seconds):
+    real = [r for r in results if r.kind == "mechanism"]
+    mutants = [r for r in results if r.kind != "mechanism"]
+    lines = [
+        "# Privacy audit",
+        "",
+        f"Claimed ε = {EPSILON:g} for every mechanism; {draws:,} draws per input (D and D'): the first "
+        f"half chooses the event, the second half bounds it; Clopper–Pearson at α = {alpha:g} per "
+        f"mechanism (α/4 per one-sided bound, two directions); exact-check tolerance {TOL:g}; "
+        f"seed {seed}; {seconds:.1f} s.",
+        "",
+        "A mechanism is **private** when its exact loss is ≤ ε and ε_lower ≤ ε; a planted mutant (a "
+        "test fixture of the audit) is **caught** when either check exceeds ε. "
+        "ε_lower is a lower bound on the privacy loss with confidence 1 − α; the exact loss is the "
+        "worst log-ratio computed from the mechanism's law methods over the neighbours listed.",
+        "",
+        "## Mechanisms",
+        "",
+        "| mechanism | privacy | neighbours | black-box pair | claimed ε | exact loss | ε_lower | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in real:
+        lines.append(f"| {r.mechanism} | {r.privacy} | {_cell(r.neighbours)} | {_cell(r.pair)} | "
+                     f"{r.claimed_eps:g} | {_num(r.exact_loss)} | {_num(r.eps_lower)} | {r.verdict} |")
+    if mutants:
+        lines += ["", "## Planted mutants (test fixtures of the audit)", "",
+                  "| mutant | of | what is broken | privacy | claimed ε | exact loss | ε_lower | caught by "
+                  "| verdict |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in mutants:
+            lines.append(f"| {r.mechanism} | {r.kind.removeprefix('mutant of ')} | {_cell(r.broken)} | "
+                         f"{r.privacy} | {r.claimed_eps:g} | {_num(r.exact_loss)} | {_num(r.eps_lower)} | "
+                         f"{r.caught_by or '—'} | {r.verdict} |")
+    lines += ["", "## Exact checks", "", "| mechanism | method |", "|---|---|"]
+    lines += [f"| {r.mechanism} | {_cell(r.exact_method)} |" for r in real]
+    lines += ["", f"Draws per input: {draws:,} (of each of D and D'). "
+              "An audit can refute a privacy claim, never prove one: the exact check is only as good "
+              "as the law methods and the neighbours enumerated, and ε_lower only bounds the loss "
+              "from below.", ""]
+    return "\n".join(lines)
+
+
+def write_outputs(results: list[Result], out: Path, draws: int, seed: int, alpha: float, seconds: float):
+    """``out/audit.csv`` and ``out/audit.md``, each written atomically."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def write_csv(path):
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            for r in results:
+                writer.writerow([_csv_value(c, getattr(r, c)) for c in COLUMNS])
+
+    atomic_write(out / "audit.csv", write_csv)
+    text = _markdown(results, draws, seed, alpha, seconds)
+    atomic_write(out / "audit.md", lambda path: Path(path).write_text(text, encoding="utf-8"))
+
+
+def _table_line(r: Result) -> str:
+    flag = "" if r.ok else f"   <-- expected {r.expected}"
+    return (f"{r.mechanism:<38} {r.privacy:<24} {_num(r.exact_loss):>8} {_num(r.eps_lower):>8} "
+            f"{r.verdict:<8} {r.caught_by}{flag}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+@dataclass
+class Options:
+    draws: int = DEFAULT_DRAWS
+    seed: int = 0
+    out: Path = Path("results")
+    mutants: bool = True
+    help: bool = False
+
+
+def _parse_int(name, value, low, high, what):
+    try:
+        number = int(str(value), 10)
+    except ValueError:
+        number = None
+    if number is None or not low <= number <= high:
+        raise ConfigError(name, value, f"{what}, an integer in [{low}, {high}]")
+    return number
+
+
+def _check_out(value):
+    if value == "":
+        raise ConfigError("--out", value, "a directory (created if missing)")
+    path = Path(value)
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError("--out", value, "a directory (this path is a file)")
+        probe = path
+    else:
+        probe = path.parent if str(path.parent) else Path(".")
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if not probe.is_dir():
+            raise ConfigError("--out", value, "a directory (a parent of this path is a file)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError("--out", value, f"a writable directory ({probe} is not writable)")
+    return path
+
+
+def _make_out(path: Path) -> None:
+    """Create the output directory now, so that a path that cannot hold it fails before the audit."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError("--out", str(path), f"a directory that can be created ({err.strerror})") from None
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Parse the audit's options; raise :class:`ConfigError` (one line) on any bad one."""
+    opts, seen, quick, draws = Options(), set(), False, None
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = str(args[i])
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in ("--quick", "--no-mutants", "-h", "--help"):
+            if eq:
+                raise ConfigError(name, arg, "the flag alone, without a value")
+        elif name in ("--draws", "--seed", "--out"):
+            if not eq:
+                if i + 1 >= len(args):
+                    raise ConfigError(name, MISSING, {"--draws": "an integer N", "--seed": "an integer S",
+                                                      "--out": "a directory"}[name] + " after it")
+                i += 1
+                value = str(args[i])
+        else:
+            raise ConfigError("option", arg, OPTIONS)
+        canonical = "--help" if name == "-h" else name
+        if canonical in seen:
+            raise ConfigError(name, arg, "each option once")
+        seen.add(canonical)
+        if name == "--quick":
+            quick = True
+        elif name == "--no-mutants":
+            opts.mutants = False
+        elif name in ("-h", "--help"):
+            opts.help = True
+        elif name == "--draws":
+            draws = _parse_int(name, value, MIN_DRAWS, MAX_DRAWS, "draws per input")
+        elif name == "--seed":
+            opts.seed = _parse_int(name, value, 0, 2**63 - 1, "the root seed")
+        else:
+            opts.out = _check_out(value)
+        i += 1
+    # --draws, when given, wins over --quick's reduced count
+    opts.draws = draws if draws is not None else (QUICK_DRAWS if quick else DEFAULT_DRAWS)
+    return opts
+
+
+def main(argv: list[str]) -> int:
+    """``labeldp-sim audit``: run the audit, write ``<out>/audit.{csv,md}``, print a table.
+
+    Returns 0 when every mechanism is "private" and every mutant "caught", 1 otherwise,
+    and 2 (one line on stderr, nothing computed or written) on a bad option.
+    """
+    try:
+        opts = parse_args(argv)
+        if not opts.help:
+            _make_out(opts.out)
+    except ConfigError as err:
+        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        return 2
+    if opts.help:
+        print(USAGE)
+        print(f"  --draws N     outputs drawn per input (default {DEFAULT_DRAWS:,}; "
+              f"--quick: {QUICK_DRAWS:,})")
+        print("  --seed S      root seed (default 0)")
+        print("  --out DIR     where audit.csv and audit.md go (default results)")
+        print("  --no-mutants  audit the real mechanisms only")
+        return 0
+    print(f"privacy audit: ε = {EPSILON:g}, {opts.draws:,} draws per input, α = {ALPHA:g}, "
+          f"seed {opts.seed}")
+    print(f"{'mechanism':<38} {'privacy':<24} {'exact':>8} {'ε_lower':>8} verdict  caught by")
+    start = time.perf_counter()
+    results = run_audit(opts.draws, opts.seed, opts.mutants, ALPHA,
+                        progress=lambda r: print(_table_line(r), flush=True))
+    seconds = time.perf_counter() - start
+    write_outputs(results, opts.out, opts.draws, opts.seed, ALPHA, seconds)
+    bad = [r for r in results if not r.ok]
+    print(f"{len(results)} audited in {seconds:.1f} s; "
+          + ("every verdict as expected" if not bad else f"{len(bad)} unexpected: "
+             + ", ".join(r.mechanism for r in bad))
+          + f"; wrote {opts.out / 'audit.csv'} and {opts.out / 'audit.md'}")
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

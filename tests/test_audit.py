@@ -1,0 +1,183 @@
+"""The privacy audit (SPEC §6): exact losses, the black-box bound, planted mutants, the entry point.
+
+Statistical checks use fixed seeds and α = 1e-6 (the audit's own level), so they do not flake.
+"""
+
+import contextlib
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from labeldp_sim import audit
+from labeldp_sim.audit import (ALPHA, EPSILON, QUICK_DRAWS, TOL, black_box, cases, clopper_pearson_lower,
+                               clopper_pearson_upper, main, run_case)
+
+REAL = [c.name for c in cases(mutants=False)]
+MUTANTS = [c.name for c in cases() if c.mutant_of is not None]
+# mutants whose law methods are those of a correct mechanism: only the outputs give them away
+LAW_INVISIBLE = ["laplace: report skips noise", "rappor: K inferred from labels",
+                 "rr_with_prior: prior from own label"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One reduced audit through main(): its return code, stdout, and the rows of audit.csv."""
+    out = tmp_path_factory.mktemp("audit") / "results"
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        rc = main(["--quick", "--seed", "0", "--out", str(out)])
+    with open(out / "audit.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["mechanism"]: row for row in csv.DictReader(handle)}
+    return rc, buffer.getvalue(), rows, out
+
+
+def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
+    assert set(REAL) == {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace",
+                         "laplace_cube", "laplace_cube_full", "joint_laplace", "rr", "rr_with_prior", "alibi"}
+    assert len(MUTANTS) >= 12
+    for case in cases():
+        assert case.mechanism.epsilon == EPSILON and case.recipe.neighbours
+
+
+def test_quick_audit_passes_every_mechanism_and_catches_every_mutant(quick_run):
+    rc, stdout, rows, _ = quick_run
+    assert rc == 0, stdout
+    assert set(rows) == set(REAL) | set(MUTANTS)
+    for name in REAL:
+        row = rows[name]
+        assert row["verdict"] == "private", row
+        assert float(row["exact_loss"]) <= EPSILON + TOL and float(row["eps_lower"]) <= EPSILON
+        assert int(row["draws"]) == QUICK_DRAWS
+    for name in MUTANTS:
+        assert rows[name]["verdict"] == "caught", rows[name]
+        assert rows[name]["caught_by"] in ("exact", "black-box", "exact+black-box")
+
+
+def test_black_box_alone_catches_what_the_law_methods_hide(quick_run):
+    _, _, rows, _ = quick_run
+    for name in LAW_INVISIBLE:
+        row = rows[name]
+        assert float(row["exact_loss"]) <= EPSILON + TOL, row   # the law methods look private
+        assert float(row["eps_lower"]) > EPSILON, row           # the outputs do not
+        assert row["caught_by"] == "black-box"
+
+
+def test_outputs_are_written(quick_run):
+    _, stdout, rows, out = quick_run
+    text = (out / "audit.md").read_text(encoding="utf-8")
+    for name in REAL + MUTANTS:
+        assert f"| {name} |" in text
+        assert name in stdout
+    assert "MISSED" not in text and "FAILED" not in text
+    header = text.splitlines()
+    # every table row has as many cells as its header: no bare | inside a cell
+    for line in header:
+        if line.startswith("| mechanism | privacy"):
+            width = line.count(" | ")
+        if line.startswith("| rappor | label"):
+            assert line.replace("\\|", "").count(" | ") == width
+    assert not list(out.glob(".*tmp*"))  # atomic writes leave no temporary file
+    assert rows["laplace"]["privacy"] == "label, local"
+    assert rows["laplace_cube_full"]["privacy"] == "features+label, central"
+
+
+@pytest.mark.parametrize("name", ["rappor", "rr", "laplace", "laplace_cube", "alibi", "joint_laplace",
+                                  "joint_rappor", "rr_with_prior"])
+def test_exact_loss_is_eps(name):
+    case = next(c for c in cases(mutants=False) if c.name == name)
+    loss, method = case.recipe.exact(case.mechanism)
+    assert abs(loss - EPSILON) <= 1e-9 and method
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_exact_loss_is_at_most_eps(name):
+    case = next(c for c in cases(mutants=False) if c.name == name)
+    assert case.recipe.exact(case.mechanism)[0] <= EPSILON + TOL
+
+
+def test_exact_losses_match_closed_forms():
+    by_name = {c.name: c for c in cases()}
+
+    def loss(name):
+        return by_name[name].recipe.exact(by_name[name].mechanism)[0]
+
+    # exponential: the sup 2·weight is approached over the enumerated range, never passed
+    assert 0.95 * EPSILON < loss("exponential") < EPSILON
+    # full DP: one-record add/remove costs ≤ weight = ε/4 per cube, two cubes: ≤ ε/2 (31)
+    assert loss("exponential_full") <= EPSILON / 2
+    # (34): ℓ1 sensitivity ≤ 4T/n_0 against the scale 6T/(n_0 ε)
+    assert loss("laplace_cube_full") <= 2 * EPSILON / 3 + TOL
+    assert loss("laplace: noise scale halved") == pytest.approx(2 * EPSILON)
+    assert loss("laplace: clip removed") == pytest.approx(10 * EPSILON)
+    assert loss("rappor: e^ε per bit") == pytest.approx(2 * EPSILON)
+    assert loss("joint_laplace: count noise halved") == pytest.approx(1.5 * EPSILON)
+    assert loss("alibi: Lap(1/ε)") == pytest.approx(2 * EPSILON)
+
+
+def test_clopper_pearson_bounds():
+    n, a = 1000, 1e-3
+    assert clopper_pearson_lower(0, n, a) == 0 and clopper_pearson_upper(n, n, a) == 1
+    assert clopper_pearson_upper(0, n, a) == pytest.approx(1 - a ** (1 / n))
+    assert clopper_pearson_lower(n, n, a) == pytest.approx(a ** (1 / n))
+    assert clopper_pearson_lower(300, n, a) < 0.3 < clopper_pearson_upper(300, n, a)
+
+
+def test_black_box_is_a_valid_lower_bound_on_a_known_channel():
+    # binary RR at ε = 1: loss exactly 1; the bound comes close from below
+    rng = np.random.default_rng(3)
+    p = np.e / (np.e + 1)
+    x0 = (rng.random(400_000) < p).astype(np.int64)
+    x1 = (rng.random(400_000) < 1 - p).astype(np.int64)
+    bound = black_box(x0, x1, ALPHA)
+    assert 0.9 < bound.eps_lower <= 1.0
+    # identical laws: no evidence of any loss
+    same = black_box(rng.laplace(size=(200_000, 2)), rng.laplace(size=(200_000, 2)), ALPHA)
+    assert same.eps_lower <= 0.1
+
+
+def test_run_case_is_reproducible():
+    case = next(c for c in cases() if c.name == "laplace")
+    first, second = run_case(case, 20_000, seed=7), run_case(case, 20_000, seed=7)
+    assert first.eps_lower == second.eps_lower and first.exact_loss == second.exact_loss
+
+
+@pytest.mark.parametrize("argv", [
+    ["--draws", "abc"], ["--draws", "10"], ["--draws=1.5e6"], ["--seed", "-1"], ["--seed"],
+    ["--bogus"], ["extra"], ["--quick=yes"], ["--seed", "1", "--seed", "2"], ["--out", ""],
+])
+def test_bad_option_is_one_line_and_status_2(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("labeldp-sim: error: ") and "allowed: " in lines[0]
+    assert captured.out == ""
+    assert list(tmp_path.iterdir()) == []  # nothing computed, nothing written
+
+
+def test_out_that_is_a_file_is_refused(capsys, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert main(["--quick", "--out", str(target)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("labeldp-sim: error: --out: got ")
+
+
+def test_options_parse():
+    opts = audit.parse_args(["--quick", "--no-mutants", "--seed=5", "--out", "x"])
+    assert (opts.draws, opts.seed, opts.mutants, str(opts.out)) == (QUICK_DRAWS, 5, False, "x")
+    assert audit.parse_args([]).draws == audit.DEFAULT_DRAWS
+    assert audit.parse_args(["--quick", "--draws", "5000"]).draws == 5000
+
+
+def test_exact_helpers_give_infinite_loss_for_impossible_outputs():
+    assert audit.matrix_loss([[1.0, 0.0], [0.5, 0.5]]) == np.inf       # output 1 impossible under y = 0
+    assert audit.bits_loss([[1.0, 0.5], [0.5, 0.5]]) == np.inf         # a bit that is always 1
+    assert audit.bits_loss([[0.5, 0.5], [0.5, 0.5]]) == 0.0
+    loc = np.array([0.0, 1.0])
+    assert audit.laplace_release_loss((loc, np.array([1.0, 2.0])), (loc, np.array([1.0, 1.0]))) == np.inf
+    const, noisy = np.array([np.nan, 1.0]), np.array([0.5, 2.0])
+    assert audit.laplace_release_loss((loc, const), (loc + 1, const)) == np.inf   # a released constant moves
+    assert audit.laplace_release_loss((loc, noisy), (loc + 1, noisy)) == pytest.approx(2.5)
