@@ -26,7 +26,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .errors import ConfigError
+from .errors import ConfigError, first_line
 from .experiment import CONF_DIR, GROUPS, build_experiment, group_options, job_kind
 from .store import STORE_NAME, TrialStore, atomic_write, locked
 
@@ -120,10 +120,8 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
                 return ConfigError(key, value, f"a key that is not already set ({parent or 'root'} has "
                                    f"{', '.join(keys)})")
             return _validator_says(groups, override) or ConfigError(key, value, keys)
-        first = str(culprit).strip().splitlines()[0] if str(culprit).strip() else type(culprit).__name__
-        return ConfigError(key, value, f"a value Hydra can apply ({first})")
-    first = str(error).strip().splitlines()[0]
-    return ConfigError("argument", " ".join(overrides), f"valid Hydra overrides ({first})")
+        return ConfigError(key, value, f"a value Hydra can apply ({first_line(culprit)})")
+    return ConfigError("argument", " ".join(overrides), f"valid Hydra overrides ({first_line(error)})")
 
 
 def _validator_says(groups: list, override) -> ConfigError | None:
@@ -151,8 +149,7 @@ def _parse(argv: list) -> tuple[set, list, list]:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException as err:
         bad = next((a for a in overrides if not _parses(a)), " ".join(overrides))
-        first = str(err).strip().splitlines()[0]
-        raise ConfigError("argument", bad, f"key=value Hydra overrides ({first})") from None
+        raise ConfigError("argument", bad, f"key=value Hydra overrides ({first_line(err)})") from None
     return flags, overrides, parsed
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["ConfigError", "check", "one_line", "MISSING", "is_int", "is_number"]
+__all__ = ["ConfigError", "check", "first_line", "one_line", "MISSING", "is_int", "is_number"]
 
 # A shown value longer than this is cut: the error must stay one readable line
 # even when the offending value is a whole config node.
@@ -64,6 +64,13 @@ class ConfigError(ValueError):
     def under(self, prefix: str) -> "ConfigError":
         """The same error with ``prefix.`` in front of the key."""
         return ConfigError(f"{prefix}.{self.key}", self.got, self.allowed)
+
+
+def first_line(err: Exception) -> str:
+    """``Type: first line of the message``, short: Hydra and OmegaConf add lines of context."""
+    lines = str(err).strip().splitlines()
+    text = one_line(lines[0], 120) if lines else ""
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def check(cond: bool, key: str, got, allowed) -> None:

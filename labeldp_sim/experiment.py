@@ -38,7 +38,7 @@ import numpy as np
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .errors import MISSING, ConfigError, check, is_int, is_number, one_line
+from .errors import MISSING, ConfigError, check, first_line, is_int, is_number
 from .grid import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from .provenance import config_key
 from .theory import CELLS, Cell
@@ -107,20 +107,13 @@ def _join(prefix: str, key) -> str:
     return f"{prefix}.{key}" if prefix else str(key)
 
 
-def _first_line(err: Exception) -> str:
-    """``Type: first line of the message``, short (OmegaConf adds lines of context)."""
-    lines = str(err).strip().splitlines()
-    text = one_line(lines[0], 120) if lines else ""
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
 def _root_value(cfg, key: str, default=None):
     """``cfg[key]`` resolved, or ``default``; a broken interpolation is blamed on ``key``."""
     try:
         return _plain(cfg.get(key, default))
     except OmegaConfBaseException as err:
         raw = OmegaConf.to_container(cfg, resolve=False).get(key)
-        raise ConfigError(key, raw, f"a value that resolves ({_first_line(err)})") from None
+        raise ConfigError(key, raw, f"a value that resolves ({first_line(err)})") from None
 
 
 def _plain(value):
@@ -165,7 +158,7 @@ def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) 
         except OmegaConfBaseException as err:
             raw = (OmegaConf.to_container(node, resolve=False).get(name)
                    if isinstance(node, DictConfig) else None)
-            raise ConfigError(_join(key, name), raw, f"a value that resolves ({_first_line(err)})") from None
+            raise ConfigError(_join(key, name), raw, f"a value that resolves ({first_line(err)})") from None
     if allowed is not None:
         for name, value in out.items():
             check(name in allowed, _join(key, name), value, list(allowed))
@@ -516,7 +509,7 @@ def _build(group: str, node: dict, **extra):
             raise ConfigError(f"{group}.{key}", args[key],
                               _number_allowed(cls, args, key, False, nullable=True)) from None
         shown = {k: v for k, v in args.items() if k not in extra}
-        raise ConfigError(group, shown, f"parameters of {cls.__name__} ({_first_line(err)})") from None
+        raise ConfigError(group, shown, f"parameters of {cls.__name__} ({first_line(err)})") from None
 
 
 def _clip_level(mech_node, distribution, h):
@@ -659,30 +652,34 @@ def _check_accepts(estimator, est_name, mech_node: dict, cell: Cell) -> None:
     mech = _probe_mechanism(mech_node)
     if isinstance(mech, accepts):
         return
-    fitting = []
-    for option in group_options("estimator"):
-        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "estimator" / f"{option}.yaml"))
-        node = {k: v for k, v in node.items() if not (isinstance(v, str) and "${" in v)}
-        try:
-            other = _build("estimator", node)
-        except ConfigError:
-            continue
-        if cell.task in other.tasks and isinstance(mech, getattr(other, "accepts", ())):
-            fitting.append(option)
+    fitting = _options_that("estimator", lambda node: _build("estimator", node),
+                            lambda other: cell.task in other.tasks
+                            and isinstance(mech, getattr(other, "accepts", ())))
     raise ConfigError("estimator", est_name, fitting or
                       f"an estimator accepting a {type(mech).__name__} ({mech.privacy})")
 
 
 def _matching_mechanisms(cell: Cell) -> list[str]:
     """Mechanism configs whose privacy is the cell's (for the error message)."""
+    return _options_that("mechanism", _probe_mechanism,
+                         lambda mech: mech.privacy == cell.privacy and cell.task in mech.tasks)
+
+
+def _options_that(group: str, build, fits) -> list[str]:
+    """The YAML options of ``group`` whose object ``build(node)`` builds and ``fits`` (for messages).
+
+    Values interpolated from other groups (``${distribution.h_scale}``) are left
+    to the class's defaults: only the object's kind matters here.
+    """
     names = []
-    for name in group_options("mechanism"):
-        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"))
+    for name in group_options(group):
+        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
+        node = {k: v for k, v in node.items() if not (isinstance(v, str) and "${" in v)}
         try:
-            mech = _probe_mechanism(node)
+            obj = build(node)
         except ConfigError:
             continue
-        if mech.privacy == cell.privacy and cell.task in mech.tasks:
+        if fits(obj):
             names.append(name)
     return names
 
@@ -771,7 +768,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
                 valid = dist.construction_valid(pt.G)
         except FLOAT_ERRORS as err:
             raise ConfigError(key, requested, f"values whose tuning stays within float64 at d = {pt.d} "
-                              f"({_first_line(err)})") from None
+                              f"({first_line(err)})") from None
         # cube indices are int64 and cube counts float64: both need G^d <= 2**53
         check(max(pt.G, G_est) ** pt.d <= MAX_CUBES, key, requested,
               f"values whose cube count stays <= 2**53 (G = {max(pt.G, G_est):,} per axis at d = {pt.d}; "
@@ -789,7 +786,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
         except FLOAT_ERRORS as err:
             key, requested = _point_key(pt)
             raise ConfigError(key, requested, f"values the mechanism can use in float64 "
-                              f"({_first_line(err)})") from None
+                              f"({first_line(err)})") from None
     mech = next(iter(mechanisms.values()))
     mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
     if cell.task not in mech_tasks or mech_privacy != cell.privacy:

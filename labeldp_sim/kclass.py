@@ -23,7 +23,6 @@ import time
 from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,14 +31,14 @@ from scipy import integrate
 from scipy.special import erf, logsumexp
 from scipy.spatial import cKDTree
 
-from .errors import check
+from .errors import ConfigError, check, is_int, is_number
+from .experiment import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node,
+                         eps_allowed, validate_common)
 from .grid import stable_words
 from .mechanisms import ALIBI, RAPPOR, RandomizedResponse, RRWithPrior
+from .provenance import config_key
 from .runner import Plan, execute
 from .store import Column, Schema, TrialStore, atomic_write
-
-if TYPE_CHECKING:  # experiment.py imports this module to validate K-class jobs
-    from .experiment import RunnerSettings
 
 __all__ = ["GaussianCircle", "METHODS", "method_scores", "run_kclass", "run_digits"]
 
@@ -198,7 +197,7 @@ class KClassSpec:
     split: float
     methods: list
     seed: int
-    runner: "RunnerSettings"
+    runner: RunnerSettings
     results_dir: Path
     config_key: str
 
@@ -208,11 +207,6 @@ def validate_kclass(cfg) -> KClassSpec:
 
     Every error names its ``kclass.*`` key; nothing is computed or created.
     """
-    from .errors import ConfigError
-    from .experiment import (EPS_MAX, EPS_MIN, MAX_N, check_list, config_node, eps_allowed, is_int,
-                             is_number, validate_common)
-    from .provenance import config_key
-
     basics = validate_common(cfg, "kclass")
     keys = ("K", "sigma", "N", "k", "eps", "n_test", "trials", "split", "methods")
     kc = config_node(cfg, "kclass", keys, required=keys)
@@ -298,7 +292,7 @@ class DigitsSpec:
     split: float
     methods: list
     seed: int
-    runner: "RunnerSettings"
+    runner: RunnerSettings
     results_dir: Path
     config_key: str
 
@@ -311,11 +305,6 @@ def validate_digits(cfg) -> DigitsSpec:
     for training, and LP-2ST's first stage takes ``split`` of the training set.
     Nothing is computed or created, and the data set is not loaded.
     """
-    from .errors import ConfigError
-    from .experiment import (EPS_MAX, EPS_MIN, check_list, config_node, eps_allowed, is_int,
-                             is_number, validate_common)
-    from .provenance import config_key
-
     basics = validate_common(cfg, "digits")
     keys = ("eps", "splits", "test_fraction", "k", "split", "methods")
     dg = config_node(cfg, "digits", keys, required=keys)

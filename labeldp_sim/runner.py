@@ -32,7 +32,7 @@ from .grid import Point
 from .provenance import code_fingerprint, git_commit
 from .store import STORE_NAME, Column, Schema, TrialStore
 
-if TYPE_CHECKING:  # experiment.py validates K-class jobs too, and kclass.py imports this module
+if TYPE_CHECKING:  # for annotations only: workers need not import the validation layer
     from .experiment import Experiment
 
 __all__ = ["Plan", "SweepPlan", "RunStats", "execute", "run_trial", "run_sweep", "trial_rng",
@@ -101,12 +101,10 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     schema = plan.schema
     wanted = plan.wanted()
     stored = store.load(schema, plan.experiment, plan.config_key)
-    stored_keys = set(stored[list(schema.row_key)].itertuples(index=False, name=None))
-    wanted_set = set(wanted)
-    reused_keys = stored_keys & wanted_set if settings.reuse else set()
+    stored_keys = list(stored[list(schema.row_key)].itertuples(index=False, name=None))
+    reused_keys = set(stored_keys) & set(wanted) if settings.reuse else set()
     todo = [key for key in wanted if key not in reused_keys]
-    reused_frame = stored[[k in reused_keys for k in
-                           stored[list(schema.row_key)].itertuples(index=False, name=None)]]
+    reused_frame = stored[[key in reused_keys for key in stored_keys]]
     commit = git_commit()
     prior = _commits(reused_frame)
     where = f"from {store.path}" + (f" (computed by {_describe_commits(prior)})" if prior else "")

@@ -127,6 +127,7 @@ class TrialStore:
 
     def __init__(self, path):
         self.path = Path(path)
+        self._ready: set = set()  # schemas whose tables this object has created or found
 
     def __repr__(self):
         return f"TrialStore({str(self.path)!r})"
@@ -147,6 +148,8 @@ class TrialStore:
             con.close()
 
     def _ensure(self, con, schema: Schema) -> None:
+        if schema.name in self._ready:  # once per store object, not once per chunk
+            return
         columns = ", ".join(f"{_q(c.sql)} {'INTEGER' if c.type == 'BOOLEAN' else c.type}"
                             for c in schema.columns)
         key = ", ".join(_q(schema.by_name[k].sql) for k in schema.key)
@@ -154,6 +157,7 @@ class TrialStore:
         con.execute("CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, experiment TEXT, "
                     "config_key TEXT, git_commit TEXT, code_fingerprint TEXT, started TEXT, "
                     "finished TEXT, status TEXT, wanted INTEGER, reused INTEGER, computed INTEGER)")
+        self._ready.add(schema.name)
 
     def exists(self) -> bool:
         return self.path.exists()
