@@ -9,7 +9,11 @@ SUITE ?= experiments/default.txt
 EXPERIMENTS ?= $(shell cat $(SUITE))
 ARGS ?=
 
-.PHONY: install sweep test test-slow bench audit clean clean-results
+# The law-free suite (experiments/minimax.txt): the fifteen Table I cells, SPEC §5a.
+MINIMAX_SUITE ?= experiments/minimax.txt
+MINIMAX_CELLS ?= $(shell paste -sd, $(MINIMAX_SUITE))
+
+.PHONY: install sweep minimax test test-slow bench audit clean clean-results
 
 # (Re)create the virtual environment when it is missing or pyproject.toml changed.
 $(STAMP): pyproject.toml
@@ -26,6 +30,10 @@ sweep: $(STAMP)
 	  $(BIN)/python -m labeldp_sim experiment=$$e $(ARGS) || exit $$?; \
 	done
 	@echo "report: results/table1.md"
+
+minimax: $(STAMP)
+	$(BIN)/python -m labeldp_sim -m experiment=$(MINIMAX_CELLS) mode=law_free $(ARGS)
+	@echo "report: results/minimax/table.md (and the law-free column of results/table1.md)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -59,7 +59,9 @@ def validate_job(cfg: DictConfig):
     """
     kind = job_kind(cfg)
     if kind == "rates":
-        return build_experiment(cfg)
+        from .minimax import build_law_free, validate_mode
+
+        return build_law_free(cfg) if validate_mode(cfg) == "law_free" else build_experiment(cfg)
     from .kclass import validate_digits, validate_kclass
 
     return validate_kclass(cfg) if kind == "kclass" else validate_digits(cfg)
@@ -219,6 +221,8 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
     """Validate (unless ``spec`` is given), run through the trial store, fit, plot, export."""
     spec = spec if spec is not None else validate_job(cfg)
     results_dir = Path(spec.results_dir)
+    if cfg.get("mode", "law_tied") == "law_free":
+        return _run_law_free(cfg, overrides, subdir, spec, results_dir)
     out = results_dir / spec.name / subdir if subdir else results_dir / spec.name
     out.mkdir(parents=True, exist_ok=True)
     store = TrialStore(results_dir / STORE_NAME)
@@ -257,6 +261,29 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
         print(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
               f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
     return {"trials": trials, "summary": summary, "fits": fits, "out": out, "run": stats}
+
+
+def _run_law_free(cfg, overrides, subdir, spec, results_dir: Path) -> dict:
+    """The law-free mode: matrices through the store, then M, S, fits, plots and the tables."""
+    from .minimax import LawFreePlan
+    from .minimax_fit import analyse, write_law_free, write_minimax_table
+    from .report import write_table1
+    from .runner import execute
+
+    base = results_dir / "minimax"
+    out = base / spec.name / subdir if subdir else base / spec.name
+    out.mkdir(parents=True, exist_ok=True)
+    trials, stats = execute(LawFreePlan(spec), TrialStore(results_dir / STORE_NAME))
+    points, fits = analyse(trials, spec)
+    _export(out, cfg, spec, stats, overrides, lambda: write_law_free(spec, trials, points, fits, out))
+    if not subdir:
+        with locked(results_dir, ".table1.lock"):
+            write_minimax_table(base)
+            write_table1(results_dir)
+    for _, r in fits[fits.quantity == "M"].iterrows():
+        print(f"{spec.name} [law-free, oracle tuning]: M slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
+              f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.statement} {r.theory:.3f} -> {r.verdict}")
+    return {"trials": trials, "points": points, "fits": fits, "out": out, "run": stats}
 
 
 def main(argv: list | None = None) -> None:

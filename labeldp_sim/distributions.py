@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import special
 
 from .errors import check
 
@@ -132,6 +133,131 @@ def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, power: int = 1
     return cells, W
 
 
+def _linf_box_integral(a: np.ndarray, b: np.ndarray, beta: float) -> np.ndarray:
+    r"""∫ over the boxes Π_i [a_i, b_i] ⊂ [−1/2, 1/2]^d of φ(u) = (1/2 − ‖u‖∞)^β, in closed form.
+
+    With A(r) = Π_i |[a_i, b_i] ∩ [−r, r]| the box's share of the cube {‖u‖∞ ≤ r},
+    integration by parts gives ∫_box φ = β ∫_0^{1/2} (1/2 − r)^(β−1) A(r) dr.
+    A is a product of functions linear between the breakpoints |a_i|, |b_i|, so
+    on each piece it is a polynomial of degree d in r, and its moments against
+    (1/2 − r)^(β−1) are incomplete beta functions:
+    ∫_{r0}^{r1} β(1/2 − r)^(β−1) r^j dr = β 2^(−(β+j)) B(j+1, β) [I_{2r}(j+1, β)]_{r0}^{r1}.
+
+    ``a``, ``b``: arrays of shape (P, d); returns shape (P,).
+    """
+    P, d = a.shape
+    breaks = np.concatenate([np.abs(a), np.abs(b), np.zeros((P, 1)), np.full((P, 1), 0.5)], axis=1)
+    breaks = np.sort(np.clip(breaks, 0.0, 0.5), axis=1)
+    r0, r1 = breaks[:, :-1], breaks[:, 1:]  # (P, S) pieces
+
+    def side(r):  # |[a_i, b_i] ∩ [−r, r]|, shape (P, d, S)
+        return np.clip(np.minimum(b[:, :, None], r[:, None, :]) - np.maximum(a[:, :, None], -r[:, None, :]),
+                       0.0, None)
+
+    width = r1 - r0
+    s0, s1 = side(r0), side(r1)
+    slope = (s1 - s0) / np.where(width > 0, width, 1.0)[:, None, :]
+    intercept = s0 - slope * r0[:, None, :]
+    coef = np.zeros(r0.shape + (d + 1,))
+    coef[..., 0] = 1.0
+    for i in range(d):  # multiply in (intercept_i + slope_i r)
+        shifted = np.zeros_like(coef)
+        shifted[..., 1:] = coef[..., :-1] * slope[:, i, :, None]
+        coef = coef * intercept[:, i, :, None] + shifted
+    j = np.arange(d + 1)
+    if beta == 1.0:
+        moments = (r1[..., None] ** (j + 1) - r0[..., None] ** (j + 1)) / (j + 1)
+    else:
+        inc = special.betainc(j + 1, beta, 2 * r1[..., None]) - special.betainc(j + 1, beta, 2 * r0[..., None])
+        moments = beta * 2.0 ** (-(beta + j)) * special.beta(j + 1, beta) * inc
+    moments = np.where(width[..., None] > 0, moments, 0.0)
+    return (coef * moments).sum(axis=(1, 2))
+
+
+def _axis_pieces(coords: np.ndarray, G_dist: int, G_est: int):
+    """Per bump coordinate k: the estimator intervals meeting [k/G, (k+1)/G], padded.
+
+    Returns (est, lo, hi, valid), each of shape (len(coords), width): the
+    estimator index and the overlap in the bump's own coordinate u = x·G − k − 1/2.
+    """
+    start = np.floor(coords * G_est / G_dist + 1e-12).astype(np.int64)
+    stop = np.minimum(np.ceil((coords + 1) * G_est / G_dist - 1e-12).astype(np.int64), G_est)
+    width = int((stop - start).max())
+    est = start[:, None] + np.arange(width)[None, :]
+    valid = est < stop[:, None]
+    lo = np.maximum(est / G_est, coords[:, None] / G_dist) * G_dist - coords[:, None] - 0.5
+    hi = np.minimum((est + 1) / G_est, (coords[:, None] + 1) / G_dist) * G_dist - coords[:, None] - 0.5
+    valid &= hi > lo
+    return est, np.clip(lo, -0.5, 0.5), np.clip(hi, -0.5, 0.5), valid
+
+
+@lru_cache(maxsize=256)
+def _linear_edge_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, beta: float):
+    """Like :func:`_bump_geometry` for φ(u) = (1/2 − ‖u‖∞)₊^β (not a product over axes).
+
+    W[r, k] = ∫_{B_r ∩ bump k} φ((x − c_k)/h) dx = h^d ∫ over the box in u of φ.
+    """
+    bump_multi = np.array(np.unravel_index(np.array(bumps), (G_dist,) * d)).T  # (m, d)
+    est, lo, hi, valid = _axis_pieces(bump_multi.ravel(), G_dist, G_est)
+    m, width = len(bumps), est.shape[1]
+    est, lo, hi, valid = (v.reshape(m, d, width) for v in (est, lo, hi, valid))
+    # all combinations of one interval per axis: (m, width^d) boxes
+    combos = np.array(np.meshgrid(*([np.arange(width)] * d), indexing="ij")).reshape(d, -1)
+    axis = np.arange(d)[:, None]
+    box_est = est[:, axis, combos]  # (m, d, C)
+    box_lo, box_hi = lo[:, axis, combos], hi[:, axis, combos]
+    box_ok = valid[:, axis, combos].all(axis=1)  # (m, C)
+    k_idx, c_idx = np.nonzero(box_ok)
+    a = box_lo[k_idx, :, c_idx]
+    b = box_hi[k_idx, :, c_idx]
+    vals = _linf_box_integral(a, b, beta) * float(G_dist) ** (-d)
+    rows = np.ravel_multi_index(tuple(box_est[k_idx, :, c_idx].T), (G_est,) * d)
+    keep = vals > 0
+    cells, inverse = np.unique(rows[keep], return_inverse=True)
+    W = sp.csr_matrix((vals[keep], (inverse, k_idx[keep])), shape=(len(cells), m))
+    return cells, W
+
+
+@lru_cache(maxsize=256)
+def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
+    """W[r, k] = ∫_{B_r ∩ bump k} φ^power for bumps on *all* G_dist^d cubes (regression).
+
+    φ = Π cos²(π u_i) is a product over axes and the bumps tile the cube, so W is
+    the d-fold Kronecker power (C order) of the one-axis overlap matrix: no loop
+    over bumps, which matters at G = 2048.
+    """
+    coords = np.arange(G_dist)
+    est, lo, hi, valid = _axis_pieces(coords, G_dist, G_est)
+    vals = (_cos2_antiderivative(hi, power) - _cos2_antiderivative(lo, power)) / G_dist
+    bump = np.broadcast_to(coords[:, None], est.shape)
+    keep = valid & (vals > 0)
+    axis = sp.csr_matrix((vals[keep], (est[keep], bump[keep])), shape=(G_est, G_dist))
+    W = axis
+    for _ in range(d - 1):
+        W = sp.kron(W, axis, format="csr")
+    return W
+
+
+@lru_cache(maxsize=256)
+def _full_bump_row_sums(d: int, G_dist: int, G_est: int) -> np.ndarray:
+    """Σ_k W[r, k] for φ²: ∫_{B_r} η² / height² whatever the signs."""
+    return np.asarray(_full_bump_geometry(d, G_dist, G_est, 2).sum(axis=1)).ravel()
+
+
+def linf_margin_factor(d: int, kappa: float) -> float:
+    r"""c_d(κ) = sup_{0 < a ≤ 1/2} (1 − (1 − 2a)^d) / a^κ for κ = γβ ≤ 1.
+
+    P(0 < φ(U) ≤ s) = 1 − (1 − 2 s^(1/β))^d for U uniform on the bump's cube,
+    so the margin ratio of a bump family is this factor times m h^(d − γβ) L^(−γ).
+    For κ = 1 the supremum is the limit 2d at a → 0; for κ < 1 the ratio vanishes
+    there and the supremum is attained inside (0, 1/2], found on a fine grid.
+    """
+    a = np.geomspace(1e-9, 0.5, 20001)
+    ratio = (1 - (1 - 2 * a) ** d) / a ** kappa
+    limit = 2.0 * d if abs(kappa - 1.0) < 1e-12 else 0.0
+    return float(max(ratio.max(), limit))
+
+
 class HolderBump:
     r"""The minimax-hard Hölder bump family η_v (Appendix B (45)–(47), Appendix D).
 
@@ -161,14 +287,22 @@ class HolderBump:
         Constant of the bump count m (47).
     h_scale : float > 0
         Constant c of the cube side h = c · (law of the cell).
+    shape : {"cos2", "linear_edge"}
+        The bump profile φ.  ``cos2``: Π cos²(π u_i), the law-tied construction.
+        ``linear_edge``: (1/2 − ‖u‖∞)₊^β, g = L (h/2 − ‖x − c_k‖∞)₊^β, which is
+        β-Hölder with constant L and keeps the margin condition with one constant
+        C_γ at every scale when γβ ≤ 1 (:meth:`margin_ratio`); cos² edges are
+        quadratic and act like γ = 1/2 at coarse scales.  The law-free mode
+        (SPEC §5a) uses it.
     """
 
     task = "classification"
     minimax_hard = True
     supports_sufficient = True
     p = float("nan")
+    SHAPES = ("cos2", "linear_edge")
 
-    def __init__(self, d=1, beta=1.0, gamma=1.0, K=2, L=1.0, C_M=4.0, h_scale=1.0):
+    def __init__(self, d=1, beta=1.0, gamma=1.0, K=2, L=1.0, C_M=4.0, h_scale=1.0, shape="cos2"):
         check(int(d) == d and d >= 1, "d", d, "integer >= 1")
         check(0 < beta <= 1, "beta", beta, "(0, 1]")
         check(gamma >= 0, "gamma", gamma, ">= 0")
@@ -184,8 +318,39 @@ class HolderBump:
               f"gamma*beta <= d (d = {int(d)}, beta = {float(beta):g}: gamma <= {d / beta:g}): "
               "with a density bounded below, gamma*beta > d admits only trivial problems "
               "(Audibert & Tsybakov 2007)")
+        check(shape in self.SHAPES, "shape", shape, self.SHAPES)
         self.d, self.beta, self.gamma, self.K = int(d), float(beta), float(gamma), int(K)
-        self.L, self.C_M, self.h_scale = float(L), float(C_M), float(h_scale)
+        self.L, self.C_M, self.h_scale, self.shape = float(L), float(C_M), float(h_scale), shape
+
+    def margin_ratio(self, G: int) -> float:
+        r"""sup_t P(0 < η*(X) − η_s(X) ≤ t) / t^γ of the instance at h = 1/G, in closed form.
+
+        Only for ``shape="linear_edge"`` with γβ ≤ 1.  With m bumps of height
+        L h^β φ: P(0 < g ≤ t) = m h^d (1 − (1 − 2 (t / (L h^β))^(1/β))^d) below the
+        peak L (h/2)^β and m h^d above it, so the supremum is
+        m h^(d − γβ) L^(−γ) c_d(γβ) (:func:`linf_margin_factor`).
+        """
+        check(self.shape == "linear_edge", "distribution.shape", self.shape,
+              "linear_edge (the margin condition is checked for linear-edge bumps only)")
+        check(self.gamma * self.beta <= 1 + 1e-12, "distribution.gamma", self.gamma,
+              f"gamma*beta <= 1 (beta = {self.beta:g}): a continuous η with a density bounded "
+              "below has P(0 < |η| <= t) >= c t^(1/β), so no instance keeps C_γ t^γ for γβ > 1")
+        h = 1.0 / G
+        return (self.n_bumps(G) * h ** (self.d - self.gamma * self.beta) * self.L ** (-self.gamma)
+                * linf_margin_factor(self.d, self.gamma * self.beta))
+
+    @property
+    def margin_constant(self) -> float:
+        """The declared C_γ of the class: C_M L^(−γ) c_d(γβ), the ratio of (47)'s unrounded count.
+
+        Every instance with m ≤ C_M h^(γβ−d) bumps has :meth:`margin_ratio` ≤ C_γ;
+        one whose count was raised to a single bump (C_M h^(γβ−d) < 1) may not.
+        """
+        return self.C_M * self.L ** (-self.gamma) * linf_margin_factor(self.d, self.gamma * self.beta)
+
+    def admitted(self, G: int) -> bool:
+        """Whether the instance at h = 1/G satisfies the margin condition with :attr:`margin_constant`."""
+        return self.margin_ratio(G) <= self.margin_constant * (1 + 1e-9)
 
     def _bump_budget(self, G: int) -> float:
         """C_M h^(γβ−d) at h = 1/G: the bump count of (47) before rounding and capping."""
@@ -233,7 +398,10 @@ class BumpInstance:
 
     def cell_model(self, G_est: int) -> CellModel:
         d = self.family.d
-        cells, W = _bump_geometry(d, self.G, int(G_est), self.bumps)
+        if self.family.shape == "linear_edge":
+            cells, W = _linear_edge_geometry(d, self.G, int(G_est), self.bumps, self.family.beta)
+        else:
+            cells, W = _bump_geometry(d, self.G, int(G_est), self.bumps)
         mass = np.full(len(cells), float(G_est) ** (-d))
         return _tilt_model(G_est ** d, cells, mass, W * self.height, self.classes, self.family.K)
 
@@ -244,7 +412,11 @@ class BumpInstance:
         lookup[list(self.bumps)] = np.arange(len(self.bumps))
         k = lookup[cube_index(X, G)]
         u = X * G - np.minimum(np.floor(X * G), G - 1) - 0.5
-        g = self.height * np.prod(np.cos(np.pi * u) ** 2, axis=1) * (k >= 0)
+        if self.family.shape == "linear_edge":
+            profile = np.clip(0.5 - np.abs(u).max(axis=1), 0.0, None) ** self.family.beta
+        else:
+            profile = np.prod(np.cos(np.pi * u) ** 2, axis=1)
+        g = self.height * profile * (k >= 0)
         return g, np.where(k >= 0, self.classes[np.maximum(k, 0)], 0)
 
     def sample(self, N: int, rng: np.random.Generator):
@@ -490,14 +662,9 @@ class RegressionBumpInstance:
 
     def cell_model(self, G_est: int) -> RegressionCellModel:
         d = self.family.d
-        bumps = tuple(range(self.G ** d))
         n_cells = int(G_est) ** d
-        eta_int = np.zeros(n_cells)
-        eta2_int = np.zeros(n_cells)
-        cells, W1 = _bump_geometry(d, self.G, int(G_est), bumps, 1)
-        eta_int[cells] = self.height * (W1 @ self.signs)
-        cells2, W2 = _bump_geometry(d, self.G, int(G_est), bumps, 2)
-        eta2_int[cells2] = self.height ** 2 * np.asarray(W2.sum(axis=1)).ravel()
+        eta_int = self.height * (_full_bump_geometry(d, self.G, int(G_est), 1) @ self.signs)
+        eta2_int = self.height ** 2 * _full_bump_row_sums(d, self.G, int(G_est))
         mass = np.full(n_cells, float(G_est) ** (-d))
         return RegressionCellModel(n_cells, mass, self.values, self._probs(eta_int / mass),
                                    eta_int, eta2_int)

@@ -129,23 +129,52 @@ class CubeMean(_BandwidthTuned):
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         model = instance.cell_model(point.G_est)
-        d, G, N = point.d, point.G_est, point.N
-        h = 1.0 / G
+        data = self.draw_data(instance, model, point, rng, path)
+        return {"excess_risk": self.risk(model, data, point, mechanism, rng, path),
+                "regret_fraction": np.nan}
+
+    def draw_data(self, instance, model, point, rng, path) -> CubeData:
+        """The data of one trial on the estimator's cubes: per-cube counts, or the samples."""
         if path == "sufficient":
-            data = CubeData.from_counts(draw_cell_counts(model.mass, model.value_probs, N, rng),
+            return CubeData.from_counts(draw_cell_counts(model.mass, model.value_probs, point.N, rng),
                                         model.values)
-        else:
-            X, y = instance.sample(int(N), rng)
-            data = CubeData.from_samples(cube_index(X, G), y, model.n_cells)
+        X, y = instance.sample(int(point.N), rng)
+        return CubeData.from_samples(cube_index(X, point.G_est), y, model.n_cells)
+
+    def risk(self, model, data: CubeData, point, mechanism, rng, path) -> float:
+        """Exact (9) of the estimate the mechanism releases (or lets us compute) from ``data``.
+
+        ``data`` is not modified, so one draw can be privatized by several
+        mechanisms (the law-free mode's clip levels share their data).
+        """
+        d, N, h = point.d, int(point.N), 1.0 / point.G_est
         if isinstance(mechanism, CentralMechanism):
-            estimates = mechanism.release(data, rng, int(N), h, d)
+            estimates = mechanism.release(data, rng, N, h, d)
         else:
             if path == "sufficient":
-                n, S = mechanism.sample_aggregate(data, int(N), rng)
+                n, S = mechanism.sample_aggregate(data, N, rng)
             else:
                 n, S = mechanism.collect(data.y, rng, cells=data.cells, n_cells=model.n_cells)
-            estimates = mechanism.estimate(n, S, int(N), h, d)
-        return {"excess_risk": model.excess_risk(estimates), "regret_fraction": np.nan}
+            estimates = mechanism.estimate(n, S, N, h, d)
+        return model.excess_risk(estimates)
+
+
+def knn_windows_1d(x_sorted, q, k):
+    """Start s of the window [s, s+k) of the k nearest sorted points to each query (d = 1).
+
+    The smallest s in [0, N−k] with q − x_s ≤ x_{s+k} − q (monotone in s),
+    found by a vectorised binary search; s = N−k if none.
+    """
+    N = len(x_sorted)
+    lo = np.zeros(len(q), dtype=np.int64)
+    hi = np.full(len(q), N - k, dtype=np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        go_right = (q - x_sorted[mid]) > (x_sorted[np.minimum(mid + k, N - 1)] - q)
+        go_right &= mid + k < N
+        lo = np.where(go_right, mid + 1, lo)
+        hi = np.where(go_right, hi, mid)
+    return lo
 
 
 def knn_mean(X, Z, queries, k, chunk=256):
@@ -161,16 +190,7 @@ def knn_mean(X, Z, queries, k, chunk=256):
         order = np.argsort(X[:, 0], kind="stable")
         x = X[order, 0]
         prefix = np.concatenate([[0.0], np.cumsum(Z[order])])
-        q = queries[:, 0]
-        lo = np.zeros(len(q), dtype=np.int64)
-        hi = np.full(len(q), N - k, dtype=np.int64)
-        # smallest s in [0, N-k] with q - x[s] <= x[s+k] - q (monotone in s); s = N-k if none
-        while np.any(lo < hi):
-            mid = (lo + hi) // 2
-            go_right = (q - x[mid]) > (x[np.minimum(mid + k, N - 1)] - q)
-            go_right &= mid + k < N
-            lo = np.where(go_right, mid + 1, lo)
-            hi = np.where(go_right, hi, mid)
+        lo = knn_windows_1d(x, queries[:, 0], k)
         return (prefix[lo + k] - prefix[lo]) / k
     tree = cKDTree(X)
     out = np.empty(len(queries))

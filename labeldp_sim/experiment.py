@@ -54,8 +54,8 @@ OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
 KINDS = ("rates", "kclass", "digits")
 # the root node that each accuracy kind adds to the configuration
 KIND_NODES = {"kclass": "kclass", "digits": "digits"}
-ROOT_KEYS = ("kind", "experiment_name", "cell", "seed", "paths", "fit", "distribution",
-             "mechanism", "estimator", "grid", "runner")
+ROOT_KEYS = ("kind", "mode", "law_free", "experiment_name", "cell", "seed", "paths", "fit",
+             "distribution", "mechanism", "estimator", "grid", "runner")
 RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse")
 PATHS_KEYS = ("results_dir",)
 FIT_KEYS = ("tol", "min_points")

@@ -27,7 +27,8 @@ ROOT = PACKAGE_DIR.parent
 # package takes part in drawing or computing a trial, so editing it (even a
 # comment: conservative on purpose) invalidates the stored trials.
 PRESENTATION_MODULES = frozenset({"__init__.py", "__main__.py", "audit.py", "cli.py", "errors.py",
-                                  "fit.py", "provenance.py", "report.py", "store.py"})
+                                  "fit.py", "minimax_fit.py", "provenance.py", "report.py",
+                                  "store.py"})
 NUMERIC_MODULES = "every labeldp_sim/*.py except " + ", ".join(sorted(PRESENTATION_MODULES))
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")

@@ -1,0 +1,193 @@
+"""Law-free mode (SPEC §5a): the admitted family, the selection, and the negative control."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+from scipy import integrate
+
+from labeldp_sim import theory
+from labeldp_sim.cli import run_experiment, validate_job
+from labeldp_sim.distributions import HolderBump, _linear_edge_geometry, _linf_box_integral
+from labeldp_sim.experiment import CONF_DIR
+from labeldp_sim.minimax import LawFreeSpec, geometric_grid
+from labeldp_sim.minimax_fit import cross_fit
+
+
+def _compose(overrides):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+# --------------------------------------------------------------------------- the admitted family
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.6])
+@pytest.mark.parametrize("d", [1, 2])
+def test_linf_box_integral_matches_quadrature(d, beta):
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        a = rng.uniform(-0.5, 0.4, d)
+        b = np.minimum(a + rng.uniform(0.05, 0.6, d), 0.5)
+        phi = lambda *u: max(0.0, 0.5 - max(abs(v) for v in u)) ** beta  # noqa: E731
+        # split at 0 so the quadrature sees no kink inside a piece
+        pieces = [[(lo, hi) for lo, hi in ((a[i], min(b[i], 0.0)), (max(a[i], 0.0), b[i])) if hi > lo]
+                  for i in range(d)]
+        want = 0.0
+        for ranges in np.array(np.meshgrid(*[np.arange(len(p)) for p in pieces], indexing="ij")).reshape(d, -1).T:
+            want += integrate.nquad(phi, [pieces[i][j] for i, j in enumerate(ranges)],
+                                    opts={"epsabs": 1e-12, "epsrel": 1e-10, "limit": 200})[0]
+        got = _linf_box_integral(a[None, :], b[None, :], beta)[0]
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("d,G,G_est", [(1, 5, 64), (1, 64, 5), (2, 5, 16), (2, 16, 5), (2, 7, 7)])
+def test_linear_edge_geometry_integrates_each_bump(d, G, G_est):
+    fam = HolderBump(d=d, shape="linear_edge")
+    bumps = fam.bump_cubes(G)
+    cells, W = _linear_edge_geometry(d, G, G_est, bumps, 1.0)
+    whole = _linf_box_integral(np.full((1, d), -0.5), np.full((1, d), 0.5), 1.0)[0]
+    np.testing.assert_allclose(np.asarray(W.sum(axis=0)).ravel(), whole * G ** -d, rtol=1e-12)
+    # each cube's share against a Monte-Carlo integral of the sampled g (5 standard errors)
+    inst = fam.draw(np.random.default_rng(0), G)
+    X = np.random.default_rng(1).random((400_000, d))
+    g, _ = inst.g_and_class(X)
+    from labeldp_sim.distributions import cube_index
+
+    idx = cube_index(X, G_est)
+    model = inst.cell_model(G_est)
+    mc = np.bincount(idx, weights=g, minlength=G_est ** d)[model.cells] / len(X)
+    se = np.sqrt(np.bincount(idx, weights=g ** 2, minlength=G_est ** d)[model.cells] / len(X) ** 2)
+    exact = model.regret.max(axis=1) + (model.regret.max(axis=1) == 0) * 0  # W total per relevant cube
+    total = np.asarray(W.sum(axis=1)).ravel() * inst.height
+    assert np.all(np.abs(mc - total) <= 5 * se + 1e-12)
+    assert exact.shape == total.shape
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_margin_ratio_closed_form_matches_sampling(d):
+    fam = HolderBump(d=d, shape="linear_edge", C_M=4.0)
+    G = 8
+    inst = fam.draw(np.random.default_rng(2), G)
+    X = np.random.default_rng(5).random((1_000_000, d))
+    g, _ = inst.g_and_class(X)
+    h, m = 1.0 / G, len(inst.bumps)
+    for t in inst.height * np.array([0.01, 0.1, 0.3, 0.5]):
+        p_mc = np.mean((g > 0) & (g <= t))
+        s = min((t / inst.height) ** (1 / fam.beta), 0.5)
+        p_exact = m * h ** d * (1 - (1 - 2 * s) ** d)
+        se = np.sqrt(p_exact * (1 - p_exact) / len(X))
+        assert abs(p_mc - p_exact) <= 5 * se
+        assert p_exact / t ** fam.gamma <= fam.margin_ratio(G) * (1 + 1e-9)
+    assert fam.admitted(G)
+
+
+def test_margin_admission_refuses_a_raised_bump_count():
+    # C_M h^(γβ−d) = 0.5 < 1: (47) asks for half a bump; the raised single bump breaks C_γ
+    fam = HolderBump(d=1, gamma=1.0, C_M=0.5, shape="linear_edge")
+    assert not fam.admitted(4)
+    assert fam.margin_ratio(4) == pytest.approx(2 * fam.margin_constant)
+    ok = HolderBump(d=2, gamma=1.0, C_M=4.0, shape="linear_edge")
+    assert all(ok.admitted(int(G)) for G in geometric_grid(1, 64, 2))
+
+
+def test_law_free_refuses_gamma_beta_above_one():
+    cmd = [sys.executable, "-m", "labeldp_sim", "experiment=cls_nonprivate", "mode=law_free", "paths.results_dir=/nonexistent/x",
+           "distribution.gamma=1.5", "law_free.d=[2]"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "distribution.gamma" in out.stderr and "gamma*beta <= 1" in out.stderr
+
+
+def test_law_free_bad_keys_are_one_line(tmp_path):
+    for override, key in (("law_free.reps=7", "law_free.reps"), ("law_free.per_octave=1", "law_free.per_octave"),
+                          ("mode=lawless", "mode"), ("law_free.T_range=[2,1]", "law_free.T_range")):
+        out = subprocess.run([sys.executable, "-m", "labeldp_sim", "experiment=reg_label_cdp", override,
+                              f"paths.results_dir={tmp_path}"], capture_output=True, text=True)
+        assert out.returncode == 2, override
+        assert out.stderr.startswith(f"labeldp-sim: error: {key}:") and out.stderr.count("\n") == 1
+
+
+def test_geometric_grid_two_per_octave():
+    grid = geometric_grid(1, 2048, 2)
+    assert grid[0] == 1 and grid[-1] == 2048
+    # two points per octave, except where no integer lies between neighbours
+    assert np.all((np.diff(grid) == 1) | (np.diff(np.log2(grid)) <= 0.5 + 0.1))
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_cross_fit_is_unbiased_for_the_selected_entry():
+    """Noisy matrices around a known min-max: the cross-fitted M lies within 4 se of the truth."""
+    rng = np.random.default_rng(11)
+    inst, tune = np.meshgrid(np.arange(9), np.arange(11), indexing="ij")
+    truth = 1.0 + 0.02 * (tune - 5) ** 2 + 0.05 * inst * (tune > 4) + 0.05 * (8 - inst) * (tune <= 4)
+    minimax = truth.max(axis=0).min()
+    errors = []
+    for trial in range(200):
+        R = truth[None] + rng.normal(0, 0.3, (16, *truth.shape))
+        M, se = cross_fit(R, np.arange(16))
+        errors.append((M - minimax) / se)
+    assert abs(np.mean(errors)) < 4 / np.sqrt(200) + 0.6  # a selected entry can sit below the true max
+
+
+# --------------------------------------------------------------------------- negative control
+
+
+def _law_free_run(tmp_path, experiment, extra):
+    overrides = [f"experiment={experiment}", "mode=law_free", f"paths.results_dir={tmp_path}",
+                 "runner.backend=sequential", "runner.progress=false", *extra]
+    cfg = _compose(overrides)
+    spec = validate_job(cfg)
+    assert isinstance(spec, LawFreeSpec)
+    return run_experiment(cfg, overrides, None, spec)
+
+
+def _wrong_law(cell, factor):
+    """The cell with its bandwidth law's privacy exponent multiplied by ``factor``."""
+    terms = cell.bandwidth_terms
+
+    def wrong(N, eps, b, d, p=None):
+        first, *rest = terms(N, eps, b, d, p)
+        return (first ** factor, *rest)
+
+    return replace(cell, bandwidth_terms=wrong)
+
+
+@pytest.mark.parametrize("experiment,factor,extra", [
+    # Theorem 7's law for reg_label_cdp: (εN)^(-1/(2β+d)) instead of (εN)^(-1/(β+d)) at d = 1: ×2/3
+    ("reg_label_cdp", 2 / 3, ["law_free.d=[1]", "law_free.reps=8", "law_free.G_max={1:1024,2:16}",
+                              "law_free.sweeps.eps.values=[0.000001,0.00001,0.0001]",
+                              "law_free.sweeps.eps.N=10000000000"]),
+    # cls_label_ldp, d = 2 (4G bumps: less spread than d = 1's four): the law's exponent 1/4 -> 0.36,
+    # cubes too fine, and the law-tied slope heads from -1/2 to -0.72
+    ("cls_label_ldp", 1.45, ["law_free.d=[2]", "law_free.reps=8", "law_free.G_max={1:128,2:32}",
+                             "law_free.sweeps={N:{values:[100000,300000,1000000,3000000,10000000],"
+                             "eps:0.5}}"]),
+])
+def test_negative_control_law_tied_follows_the_law_law_free_does_not(tmp_path, monkeypatch, experiment,
+                                                                     factor, extra):
+    honest = _law_free_run(tmp_path / "honest", experiment, extra)
+    monkeypatch.setitem(theory.CELLS, experiment, _wrong_law(theory.CELLS[experiment], factor))
+    injected = _law_free_run(tmp_path / "injected", experiment, extra)
+
+    def slope(run, quantity):
+        fits = run["fits"]
+        row = fits[(fits.quantity == quantity) & fits.primary].iloc[0]
+        return row.slope, row.se, row.verdict
+
+    # the law-tied slope follows the injected law ...
+    tied, tied_se, _ = slope(honest, "law_tied")
+    tied_bad, tied_bad_se, _ = slope(injected, "law_tied")
+    assert abs(tied_bad - tied) > 0.1 and abs(tied_bad - tied) > 4 * np.hypot(tied_se, tied_bad_se)
+    # ... the law-free matrices, M and its slope and verdict do not move at all
+    oracle = lambda run: run["trials"][run["trials"].tuning == "oracle"].excess_risk.to_numpy()  # noqa: E731
+    np.testing.assert_array_equal(oracle(honest), oracle(injected))
+    np.testing.assert_array_equal(honest["points"].M.to_numpy(), injected["points"].M.to_numpy())
+    np.testing.assert_equal(slope(honest, "M"), slope(injected, "M"))
