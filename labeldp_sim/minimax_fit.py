@@ -228,7 +228,7 @@ def fit_law_free(points: pd.DataFrame, spec) -> pd.DataFrame:
                 else:
                     row.update(fitted)
                     row["verdict"] = verdict(fitted["ci_low"], fitted["ci_high"], theory, tol)
-                    row["reason"] = _reason(row, fitted, tol)
+                    row["reason"] = _reason(row, fitted, tol, subset if quantity == "M" else None)
                 row["h_est_ok"] = (bool(abs(h_slope - law_h) <= H_TOL)
                                    if quantity == "M" and np.isfinite(h_slope) else None)
                 rows.append(row)
@@ -244,9 +244,18 @@ def _edge_reason(regime: pd.DataFrame) -> str:
         for _, r in flagged.iterrows())
 
 
-def _reason(row: dict, fitted: dict, tol: float) -> str:
+def _reason(row: dict, fitted: dict, tol: float, used: pd.DataFrame | None = None) -> str:
     if row["verdict"] == "consistent":
         return ""
+    if row["verdict"].startswith("inconsistent") and used is not None and len(used):
+        lo, hi = int(used.G_inst_star.min()), int(used.G_inst_star.max())
+        est_lo, est_hi = used.opt_tuning.min(), used.opt_tuning.max()
+        where = (f"the worst instance stays coarse (G*_inst {lo}-{hi}) while the oracle tuning moves "
+                 f"({used.tuning_parameter.iloc[0]}* {est_lo:g}-{est_hi:g})")
+        if hi <= 8:
+            return (where + ": coarse bumps, whose edges carry the margin term, dominate over the "
+                    "whole range; pre-asymptotic in this grid (larger N, or G_max, to leave it)")
+        return where + ": not explained by the grid; see heatmap.png"
     width = fitted["ci_high"] - fitted["ci_low"]
     if row["verdict"] == "inconclusive":
         if width > 2 * tol:
