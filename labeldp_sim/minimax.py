@@ -325,7 +325,7 @@ def _cube_records(spec, point, G_inst, reps, columns) -> list:
                 risks = _cube_column_risks(spec, point, instance, r, inst_tag, G_est, clips, law)
                 seconds = (time.perf_counter() - start) / len(risks)
                 for T, risk in risks:
-                    T_out = law_T if (law and T is None) else T
+                    T_out = law_T if law else T  # the law's column runs the point's own mechanism
                     rows.append({**columns, "replicate": r, "instance": role, "G_inst": G,
                                  "admitted": admitted if role == "grid" else True,
                                  "tuning": "law" if law else "oracle", "G_est": int(G_est), "k": -1,

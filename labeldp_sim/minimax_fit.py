@@ -47,15 +47,16 @@ H_TOL = 0.1
 TUNING_LABEL = "oracle (best on the grid for the worst admitted instance)"
 
 
-def _tuning_columns(frame: pd.DataFrame) -> list:
-    return ["k" if (frame.k >= 0).any() else "G_est", "T"]
+def _tuning_column(frame: pd.DataFrame) -> str:
+    """The tuning beside T: k for kNN cells (k >= 0), else G_est."""
+    return "k" if (frame.k >= 0).any() else "G_est"
 
 
-def point_matrices(trials: pd.DataFrame, point_keys: tuple) -> dict:
+def point_matrices(trials: pd.DataFrame) -> dict:
     """R[r, i, t] for one point's trials (admitted grid instances × oracle tunings), and the law entries."""
     grid = trials[(trials.instance == "grid") & trials.admitted.astype(bool)]
     oracle = grid[grid.tuning == "oracle"]
-    tune_col, _ = _tuning_columns(trials)
+    tune_col = _tuning_column(trials)
     T_filled = oracle["T"].fillna(-1.0)
     insts = np.sort(oracle.G_inst.unique())
     tunes = sorted(set(zip(oracle[tune_col], T_filled)))
@@ -151,7 +152,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     for pt in spec.exp.points:
         part = trials[(trials.axis == pt.axis) & (trials.d == pt.d) & (trials.N_requested == pt.N_requested)
                       & (trials.eps_requested == pt.eps_requested)]
-        mats = point_matrices(part, ())
+        mats = point_matrices(part)
         mats["tune_cap"] = not (mats["tune_col"] == "k" and mats["tunes"][-1][0] >= pt.N)
         M, M_se = cross_fit(mats["R"], mats["reps"])
         S, S_se = cross_fit(mats["law"], mats["reps"])
@@ -321,7 +322,7 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
         for ci, (_, pt) in enumerate(points[points.d == d].iterrows()):
             part = trials[(trials.axis == pt.axis) & (trials.d == d) & (trials.N == pt.N)
                           & (np.isclose(trials.eps, pt.eps))]
-            mats = point_matrices(part, ())
+            mats = point_matrices(part)
             T = -1.0 if not np.isfinite(pt.opt_T) else pt.opt_T
             cols = [j for j, (_, c) in enumerate(mats["tunes"]) if np.isclose(c, T)]
             mean = mats["R"].mean(axis=0)[:, cols]
