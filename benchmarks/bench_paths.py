@@ -12,12 +12,14 @@ import time
 
 import numpy as np
 
-from labeldp_sim.distributions import HolderBump
-from labeldp_sim.estimators import CubeArgmax
-from labeldp_sim.grid import Point
-from labeldp_sim.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, NoPrivacy
-from labeldp_sim.runner import run_trial
-from labeldp_sim.theory import CELLS
+from labeldp_sim.table1.families import HolderBump
+from labeldp_sim.table1.estimators import CubeArgmax
+from labeldp_sim.core.points import Point
+from labeldp_sim.privacy.rappor import RAPPOR
+from labeldp_sim.table1.mechanisms import ExponentialMechanism, JointRAPPOR
+from labeldp_sim.privacy.protocols import NoPrivacy
+from labeldp_sim.table1.sweep import run_trial
+from labeldp_sim.table1.theory import CELLS
 
 
 def seconds_per_trial(dist, mech, point, path, reps):

@@ -1,22 +1,29 @@
-"""labeldp-sim: empirical minimax rates of learning under label differential privacy.
+"""labeldp-sim: empirical minimax rates of learning under label and user-level differential privacy.
 
+One harness, one package per paper::
+
+    core/       points, seeds, trial store, runner, fits, plots, validation, CLI (knows no paper)
+    privacy/    mechanism protocols (abstract, no pass-through), RAPPOR, the audit
+    table1/     papers/000: Table I rate cells, law-tied sweeps and the law-free search
+    kclass/     papers/002: K-class label-LDP mechanisms and experiments
+    userlevel/  papers/003: user-level LDP mean estimation, SO, classification, regression
+
+Importing the package registers every paper's experiment kinds (:mod:`labeldp_sim.app`).
 The objects work without Hydra::
 
     import numpy as np
-    from labeldp_sim import HolderBump, RAPPOR, CubeArgmax
+    from labeldp_sim.table1.families import HolderBump
 
     instance = HolderBump(d=2).draw(np.random.default_rng(0), G=8)
     X, y = instance.sample(10_000, np.random.default_rng(1))
 """
 
-from .distributions import CellModel, HolderBump, SmoothMargin
-from .errors import ConfigError
-from .estimators import CubeArgmax
-from .mechanisms import JointRAPPOR, ExponentialMechanism, Mechanism, NoPrivacy, RAPPOR
-from .theory import CELLS, get_cell
+from .core.errors import ConfigError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-__all__ = ["CellModel", "HolderBump", "SmoothMargin", "ConfigError", "CubeArgmax", "JointRAPPOR",
-           "ExponentialMechanism", "Mechanism", "NoPrivacy", "RAPPOR", "CELLS", "get_cell",
-           "__version__"]
+__all__ = ["ConfigError", "__version__"]
+
+from .app import load_papers  # noqa: E402  (after __version__: the papers' modules may read it)
+
+load_papers()

@@ -1,6 +1,6 @@
 """Test-only classes referenced by ``_target_`` overrides."""
 
-from labeldp_sim.mechanisms import RAPPOR
+from labeldp_sim.privacy.rappor import RAPPOR
 
 
 class RegressionOnlyRAPPOR(RAPPOR):

@@ -10,9 +10,9 @@ import io
 import numpy as np
 import pytest
 
-from labeldp_sim import audit
-from labeldp_sim.audit import (ALPHA, EPSILON, QUICK_DRAWS, TOL, black_box, cases, clopper_pearson_lower,
-                               clopper_pearson_upper, main, run_case)
+from labeldp_sim.privacy import audit
+from labeldp_sim.table1.audit import laplace_release_loss
+from labeldp_sim.privacy.audit import ALPHA, EPSILON, QUICK_DRAWS, TOL, black_box, cases, clopper_pearson_lower, clopper_pearson_upper, main, run_case
 
 REAL = [c.name for c in cases(mutants=False)]
 MUTANTS = [c.name for c in cases() if c.mutant_of is not None]
@@ -177,7 +177,7 @@ def test_exact_helpers_give_infinite_loss_for_impossible_outputs():
     assert audit.bits_loss([[1.0, 0.5], [0.5, 0.5]]) == np.inf         # a bit that is always 1
     assert audit.bits_loss([[0.5, 0.5], [0.5, 0.5]]) == 0.0
     loc = np.array([0.0, 1.0])
-    assert audit.laplace_release_loss((loc, np.array([1.0, 2.0])), (loc, np.array([1.0, 1.0]))) == np.inf
+    assert laplace_release_loss((loc, np.array([1.0, 2.0])), (loc, np.array([1.0, 1.0]))) == np.inf
     const, noisy = np.array([np.nan, 1.0]), np.array([0.5, 2.0])
-    assert audit.laplace_release_loss((loc, const), (loc + 1, const)) == np.inf   # a released constant moves
-    assert audit.laplace_release_loss((loc, noisy), (loc + 1, noisy)) == pytest.approx(2.5)
+    assert laplace_release_loss((loc, const), (loc + 1, const)) == np.inf   # a released constant moves
+    assert laplace_release_loss((loc, noisy), (loc + 1, noisy)) == pytest.approx(2.5)

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labeldp_sim.errors import ConfigError
-from labeldp_sim.cli import validate_job
-from labeldp_sim.experiment import (BACKENDS, MAX_N, Experiment, RunnerSettings, build_experiment,
-                                    group_options, validate_results_dir)
+from labeldp_sim.core.errors import ConfigError
+from labeldp_sim.core.cli import validate_job
+from labeldp_sim.core.config import BACKENDS, RunnerSettings, group_options, validate_results_dir
+from labeldp_sim.table1.experiment import MAX_N, Experiment, build_experiment
 
 from .conftest import SMALL_GRID
 
@@ -89,7 +89,7 @@ def test_estimator_that_does_not_fit_the_task(make_cfg):
                                      ("experiment=cls_label_ldp,nope", "experiment"),
                                      ("distribution=bogus", "distribution")])
 def test_unknown_group_choices_are_one_line(arg, key):
-    from labeldp_sim.cli import validate_argv
+    from labeldp_sim.core.cli import validate_argv
 
     with pytest.raises(ConfigError) as err:
         validate_argv(["-m", "experiment=cls_label_ldp", arg])
@@ -97,7 +97,7 @@ def test_unknown_group_choices_are_one_line(arg, key):
 
 
 def test_known_choices_pass(tmp_path):
-    from labeldp_sim.cli import validate_argv
+    from labeldp_sim.core.cli import validate_argv
 
     # every job is composed and validated (the old check only looked the choices up)
     _, jobs = validate_argv(["-m", "experiment=cls_label_ldp,cls_label_cdp", "grid.reps=3",
@@ -326,7 +326,7 @@ def test_digits_config_key_is_per_record(make_cfg, results):
 def test_digits_sample_count_matches_the_bundled_data_set():
     from sklearn.datasets import load_digits
 
-    from labeldp_sim.kclass import DIGITS_SAMPLES
+    from labeldp_sim.kclass.experiments import DIGITS_SAMPLES
 
     assert load_digits().target.size == DIGITS_SAMPLES
 
@@ -383,7 +383,7 @@ def test_gamma_beta_up_to_d_is_accepted(make_cfg, results):
 
 
 def test_less_than_one_bump_is_flagged_not_clamped(make_cfg, results):
-    from labeldp_sim.distributions import HolderBump
+    from labeldp_sim.table1.families import HolderBump
 
     family = HolderBump(d=1, gamma=1.0, beta=1.0, C_M=0.5)  # γβ = d: C_M h^(γβ−d) = 0.5 bumps
     assert family.n_bumps(10) == 1 and not family.construction_valid(10)

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.errors import ConfigError
-from labeldp_sim.kclass import GaussianCircle, method_scores
-from labeldp_sim.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
+from labeldp_sim.core.errors import ConfigError
+from labeldp_sim.kclass.families import GaussianCircle
+from labeldp_sim.kclass.methods import method_scores
+from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 
 ALPHA = 1e-6
 
@@ -109,7 +110,7 @@ def test_vector_approximation_beats_rr_at_large_K():
                                           ("kclass.methods=[rr,magic]", "kclass.methods"),
                                           ("kclass.eps=0", "kclass.eps")])
 def test_kclass_bad_input(make_cfg, override, key):
-    from labeldp_sim.kclass import validate_kclass
+    from labeldp_sim.kclass.experiments import validate_kclass
 
     with pytest.raises(ConfigError) as err:
         validate_kclass(make_cfg(["experiment=kclass_fig2b", override]))

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.mechanisms import (RAPPOR, CubeData, ExponentialMechanism, JointRAPPOR, NoPrivacy,
-                                    argmax_random_ties)
+from labeldp_sim.privacy.rappor import RAPPOR
+from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, argmax_random_ties
+from labeldp_sim.table1.mechanisms import ExponentialMechanism, JointRAPPOR
 
 
 def _rappor_output_prob(mech, z, y):
@@ -110,7 +111,7 @@ def test_no_privacy_is_majority_vote():
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
 def test_mechanisms_reject_bad_epsilon(bad):
-    from labeldp_sim.errors import ConfigError
+    from labeldp_sim.core.errors import ConfigError
 
     for cls in (RAPPOR, JointRAPPOR, ExponentialMechanism):
         with pytest.raises(ConfigError, match="epsilon"):
@@ -120,7 +121,7 @@ def test_mechanisms_reject_bad_epsilon(bad):
 # --------------------------------------------------------------------------- protocols (SPEC §8)
 
 def test_a_half_written_mechanism_cannot_be_built():
-    from labeldp_sim.mechanisms import CentralMechanism, CubeSumMechanism, LocalMechanism
+    from labeldp_sim.privacy.protocols import CentralMechanism, CubeSumMechanism, LocalMechanism
 
     class NoReport(LocalMechanism):
         name = "no_report"
@@ -141,8 +142,8 @@ def test_a_half_written_mechanism_cannot_be_built():
 
 
 def test_K_is_given_never_inferred():
-    from labeldp_sim.errors import ConfigError
-    from labeldp_sim.mechanisms import ALIBI, RandomizedResponse
+    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
 
     y = np.array([0, 1, 1])
     for mech in (RAPPOR(1.0), RandomizedResponse(1.0), ALIBI(1.0)):
@@ -153,7 +154,7 @@ def test_K_is_given_never_inferred():
 
 def test_central_release_clips_on_both_paths():
     """The per-sample path once summed raw labels: both paths now run one release on the same data."""
-    from labeldp_sim.mechanisms import LaplaceCubeMean
+    from labeldp_sim.table1.mechanisms import LaplaceCubeMean
 
     cells = np.array([0, 0, 1, 1, 1])
     y = np.array([10.0, -0.5, 0.2, 30.0, -30.0])  # labels beyond T = 1
@@ -172,8 +173,8 @@ def test_central_release_clips_on_both_paths():
 
 def test_randomized_response_on_a_cube_is_private(make_cfg, tmp_path):
     """mechanism=rr on cls_label_ldp: privatized (riskier than no privacy), not a pass-through."""
-    from labeldp_sim.experiment import build_experiment
-    from labeldp_sim.runner import run_sweep
+    from labeldp_sim.table1.experiment import build_experiment
+    from labeldp_sim.table1.sweep import run_sweep
 
     risks = {}
     for mech in ("rr", "none"):

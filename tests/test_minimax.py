@@ -11,12 +11,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 from scipy import integrate
 
-from labeldp_sim import theory
-from labeldp_sim.cli import run_experiment, validate_job
-from labeldp_sim.distributions import HolderBump, _linear_edge_geometry, _linf_box_integral
-from labeldp_sim.experiment import CONF_DIR
-from labeldp_sim.minimax import LawFreeSpec, geometric_grid
-from labeldp_sim.minimax_fit import cross_fit
+from labeldp_sim.table1 import theory
+from labeldp_sim.core.cli import run_experiment, validate_job
+from labeldp_sim.table1.families import HolderBump, _linear_edge_geometry, _linf_box_integral
+from labeldp_sim.table1.experiment import CONF_DIR
+from labeldp_sim.table1.minimax import LawFreeSpec, geometric_grid
+from labeldp_sim.table1.minimax_fit import cross_fit
 
 
 def _compose(overrides):
@@ -57,7 +57,7 @@ def test_linear_edge_geometry_integrates_each_bump(d, G, G_est):
     inst = fam.draw(np.random.default_rng(0), G)
     X = np.random.default_rng(1).random((400_000, d))
     g, _ = inst.g_and_class(X)
-    from labeldp_sim.distributions import cube_index
+    from labeldp_sim.table1.families import cube_index
 
     idx = cube_index(X, G_est)
     model = inst.cell_model(G_est)

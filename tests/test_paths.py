@@ -4,13 +4,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.distributions import HolderBump
-from labeldp_sim.estimators import CubeArgmax
-from labeldp_sim.grid import Point
-from labeldp_sim.experiment import group_options
-from labeldp_sim.mechanisms import (ALIBI, RAPPOR, ExponentialMechanism, JointRAPPOR, NoPrivacy,
-                                    RandomizedResponse)
-from labeldp_sim.runner import run_trial
+from labeldp_sim.table1.families import HolderBump
+from labeldp_sim.table1.estimators import CubeArgmax
+from labeldp_sim.core.points import Point
+from labeldp_sim.core.config import group_options
+from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
+from labeldp_sim.privacy.rappor import RAPPOR
+from labeldp_sim.table1.mechanisms import ExponentialMechanism, JointRAPPOR
+from labeldp_sim.privacy.protocols import NoPrivacy
+from labeldp_sim.table1.sweep import run_trial
 
 from .test_regression import REG_MECHANISMS
 

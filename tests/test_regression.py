@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.distributions import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
-from labeldp_sim.estimators import CubeMean, KNNMean, knn_mean
-from labeldp_sim.grid import Point
-from labeldp_sim.mechanisms import (CubeData, JointLaplace, LaplaceCubeMean, LaplaceLabel, NoPrivacy,
-                                    laplace_sum)
-from labeldp_sim.runner import run_trial
-from labeldp_sim.theory import CELLS
+from labeldp_sim.table1.families import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
+from labeldp_sim.table1.estimators import CubeMean, KNNMean, knn_mean
+from labeldp_sim.core.points import Point
+from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, laplace_sum
+from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.table1.sweep import run_trial
+from labeldp_sim.table1.theory import CELLS
 
 ALPHA = 1e-6
 

@@ -3,10 +3,12 @@
 import pandas as pd
 import pytest
 
-from labeldp_sim import provenance
-from labeldp_sim.experiment import BACKENDS, build_experiment
-from labeldp_sim.runner import RATE_TRIALS, run_sweep
-from labeldp_sim.store import TrialStore
+from labeldp_sim.core import provenance
+from labeldp_sim.core.config import BACKENDS
+from labeldp_sim.table1.experiment import build_experiment
+from labeldp_sim.table1.sweep import RATE_TRIALS
+from labeldp_sim.table1.sweep import run_sweep
+from labeldp_sim.core.store import TrialStore
 
 from .conftest import SMALL_GRID
 
@@ -69,7 +71,7 @@ def test_changed_config_does_not_reuse_rows(make_cfg, tmp_path):
 def test_a_code_change_changes_the_key_and_recomputes(make_cfg, tmp_path, monkeypatch):
     before = _build(make_cfg, tmp_path, "experiment=cls_label_ldp", *GRID)
     run_sweep(before)
-    monkeypatch.setattr(provenance, "code_fingerprint", lambda: "0123456789abcdef")
+    monkeypatch.setattr(provenance, "code_fingerprint", lambda package=None: "0123456789abcdef")
     after = _build(make_cfg, tmp_path, "experiment=cls_label_ldp", *GRID)
     assert after.config_key != before.config_key
     assert after.config_key.startswith("c") and len(after.config_key) == 17

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.store import Column, Schema, TrialStore, atomic_write
+from labeldp_sim.core.store import Column, Schema, TrialStore, atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -133,7 +133,7 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
     a random share of the trials is stored, 2 after all are stored (while exporting).
     Each kill gets a directory of its own; the finished run must equal the reference.
     """
-    from labeldp_sim.cli import main
+    from labeldp_sim.core.cli import main
 
     reference_run = _cli(KILL_ARGS, tmp_path / "reference")
     assert reference_run.wait(timeout=600) == 0, reference_run.stderr.read()
@@ -184,8 +184,8 @@ def _printed_slopes(stdout: str) -> dict:
 
 
 def test_two_configs_at_once_each_report_their_own_trials(tmp_path):
-    from labeldp_sim.fit import fit_rates, summarize
-    from labeldp_sim.theory import CELLS
+    from labeldp_sim.core.fit import fit_rates, summarize
+    from labeldp_sim.table1.theory import CELLS
 
     results = tmp_path / "results"
     a, b = _cli(SMALL, results), _cli([*SMALL, "distribution.C_M=2"], results)
@@ -211,7 +211,8 @@ def test_two_configs_at_once_each_report_their_own_trials(tmp_path):
 
 
 def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
-    """Copy the package, change one numeric module, rerun: nothing is reused; revert: all is."""
+    """Copy the package, change one numeric module, rerun: nothing is reused; revert: all is.
+    A change to another paper's package leaves the Table I trials valid."""
     import shutil
 
     copy = tmp_path / "src"
@@ -229,7 +230,10 @@ def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
 
     assert "0 reused" in run()
     assert "150 reused" in run() and "0 to compute" in run()
-    estimators = copy / "labeldp_sim" / "estimators.py"
+    other_paper = copy / "labeldp_sim" / "userlevel" / "mean.py"
+    other_paper.write_text(other_paper.read_text() + "\n# a change to another paper's code\n")
+    assert "150 reused" in run()
+    estimators = copy / "labeldp_sim" / "table1" / "estimators.py"
     original = estimators.read_text()
     estimators.write_text(original + "\n# a change to the code that computes trials\n")
     assert ": 150 trials: 0 reused" in run()

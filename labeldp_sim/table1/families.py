@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from .errors import check
+from ..core.errors import check
 
 __all__ = ["CellModel", "HolderBump", "SmoothMargin", "cube_index", "RegressionCellModel",
            "BoundedBump", "HeavyTailBump", "NoisyRegression"]

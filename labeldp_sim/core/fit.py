@@ -45,6 +45,16 @@ def summarize(trials: pd.DataFrame) -> pd.DataFrame:
     return summary[cols]
 
 
+def summarize_by(trials: pd.DataFrame, keys, value: str) -> pd.DataFrame:
+    """Per group of ``keys`` (in order of appearance): mean of ``value``, trials, se and the
+    normal 95% CI, columns ``keys + [mean, trials, se, ci_low, ci_high]``."""
+    summary = trials.groupby(list(keys), sort=False)[value].agg(["mean", "std", "size"]).reset_index()
+    summary["se"] = summary["std"] / np.sqrt(summary["size"])
+    summary["ci_low"] = summary["mean"] - 1.96 * summary.se
+    summary["ci_high"] = summary["mean"] + 1.96 * summary.se
+    return summary.rename(columns={"size": "trials"}).drop(columns="std")
+
+
 def verdict(ci_low: float, ci_high: float, theory: float, tol: float) -> str:
     """Equivalence-test verdict of SPEC §5."""
     if theory - tol <= ci_low and ci_high <= theory + tol:

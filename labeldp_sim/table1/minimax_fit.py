@@ -36,8 +36,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .fit import fit_slope, verdict  # noqa: E402
-from .store import atomic_write  # noqa: E402
+from ..core.fit import fit_slope, verdict  # noqa: E402
+from ..core.store import atomic_write  # noqa: E402
 from .theory import CELLS  # noqa: E402
 
 __all__ = ["point_matrices", "cross_fit", "analyse", "write_law_free", "write_minimax_table",

@@ -19,33 +19,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..privacy.protocols import FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, NONE, Privacy
+
 __all__ = ["Exponent", "Cell", "CELLS", "get_cell", "Privacy"]
 
 
-@dataclass(frozen=True)
-class Privacy:
-    """What a mechanism guarantees.
-
-    Attributes
-    ----------
-    model : {"none", "local", "central"}
-    protects : {"nothing", "label", "features+label"}
-    """
-
-    model: str
-    protects: str
-
-    def __str__(self) -> str:
-        if self.model == "none":
-            return "none"
-        return f"{self.protects}/{self.model}"
-
-
-NONE = Privacy("none", "nothing")
-LABEL_LOCAL = Privacy("local", "label")
-LABEL_CENTRAL = Privacy("central", "label")
-FULL_LOCAL = Privacy("local", "features+label")
-FULL_CENTRAL = Privacy("central", "features+label")
 
 
 @dataclass(frozen=True)
@@ -389,7 +367,7 @@ _register(Cell(
 
 def get_cell(name: str) -> Cell:
     """Look a cell up by name; a clear error lists the known ones."""
-    from .errors import ConfigError
+    from ..core.errors import ConfigError
 
     if name not in CELLS:  # pragma: no cover - message only
         raise ConfigError("cell", name, sorted(CELLS))

@@ -17,26 +17,20 @@ chunks in flight, and the same command resumes.
 from __future__ import annotations
 
 import sys
-import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel
 from tqdm.auto import tqdm
 
-from .grid import Point
+from .points import Point
 from .provenance import code_fingerprint, git_commit
-from .store import STORE_NAME, Column, Schema, TrialStore
+from .store import Schema, TrialStore
 
-if TYPE_CHECKING:  # for annotations only: workers need not import the validation layer
-    from .experiment import Experiment
-
-__all__ = ["Plan", "SweepPlan", "RunStats", "execute", "run_trial", "run_sweep", "trial_rng",
-           "RATE_TRIALS"]
+__all__ = ["Plan", "RunStats", "execute", "trial_rng"]
 
 
 class Plan(ABC):
@@ -45,14 +39,16 @@ class Plan(ABC):
     Attributes
     ----------
     experiment, config_key : the first two key columns of every record
-    schema : the :class:`~labeldp_sim.store.Schema` its records are stored under
-    runner : the :class:`~labeldp_sim.experiment.RunnerSettings`
+    schema : the :class:`~labeldp_sim.core.store.Schema` its records are stored under
+    runner : the :class:`~labeldp_sim.core.config.RunnerSettings`
+    package : the paper package whose code the trials run (its code fingerprint is recorded)
     """
 
     experiment: str
     config_key: str
     schema: Schema
     runner: object
+    package: str | None = None
 
     @abstractmethod
     def wanted(self) -> list:
@@ -113,7 +109,7 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     print(f"{plan.label()}: {len(wanted):,} trials: {len(reused_keys):,} reused {where}, "
           f"{len(todo):,} to compute [config {plan.config_key}; {how}]", flush=True)
 
-    run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(),
+    run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(plan.package),
                              len(wanted), len(reused_keys))
     stored_now = [0]  # trials of this run committed so far, kept through an interrupt
     status = "interrupted"
@@ -162,124 +158,9 @@ def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str
         bar.close()
 
 
-# --------------------------------------------------------------------------- Table I sweeps
+# --------------------------------------------------------------------------- seeds
+
 
 def trial_rng(seed: int, point: Point, replicate: int) -> np.random.Generator:
     """The random stream of one trial."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*point.seed_words, replicate)))
-
-
-def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, seed: int,
-              path: str) -> dict:
-    """One Monte-Carlo trial: draw η_v, the data (or its counts), fit, exact risk (8)."""
-    start = time.perf_counter()
-    rng = trial_rng(seed, point, replicate)
-    instance = distribution.draw(rng, point.G)
-    result = estimator.trial(instance, point, mechanism, rng, path)
-    return {"replicate": replicate, **result, "path": path,
-            "seconds": round(time.perf_counter() - start, 6)}
-
-
-RATE_TRIALS = Schema("rate_trials", (
-    Column("experiment", "TEXT"), Column("cell", "TEXT"), Column("task", "TEXT"),
-    Column("privacy_model", "TEXT"), Column("protection", "TEXT"), Column("mechanism", "TEXT"),
-    Column("estimator", "TEXT"), Column("distribution", "TEXT"), Column("minimax_hard", "BOOLEAN"),
-    Column("axis", "TEXT"), Column("d", "INTEGER"), Column("beta", "REAL"), Column("gamma", "REAL"),
-    Column("p", "REAL"), Column("K", "REAL", sql="K_classes"), Column("N", "INTEGER"),
-    Column("eps", "REAL"), Column("N_requested", "REAL"), Column("eps_requested", "REAL"),
-    Column("h", "REAL"), Column("G", "INTEGER"), Column("G_est", "INTEGER"),
-    Column("bumps", "INTEGER"), Column("k", "REAL"), Column("T", "REAL"),
-    Column("in_regime", "BOOLEAN"), Column("config_key", "TEXT"), Column("replicate", "INTEGER"),
-    Column("seed_key", "TEXT"), Column("excess_risk", "REAL"), Column("regret_fraction", "REAL"),
-    Column("path", "TEXT"), Column("seconds", "REAL"),
-), key=("experiment", "config_key", "seed_key"))
-
-
-def _point_columns(exp: Experiment, point: Point) -> dict:
-    dist = exp.distributions[point.d]
-    mech = exp.mechanisms[point.id]
-    return {
-        "cell": exp.cell.name,
-        "task": exp.cell.task,
-        "privacy_model": mech.privacy.model,
-        "protection": mech.privacy.protects,
-        "mechanism": exp.labels["mechanism"],
-        "estimator": exp.labels["estimator"],
-        "distribution": exp.labels["distribution"],
-        "minimax_hard": bool(dist.minimax_hard),
-        "axis": point.axis,
-        "d": point.d,
-        "beta": dist.beta,
-        "gamma": dist.gamma,
-        "p": dist.p,
-        "K": getattr(dist, "K", np.nan),
-        "N": point.N,
-        "eps": point.eps,
-        "N_requested": point.N_requested,
-        "eps_requested": point.eps_requested,
-        "h": point.h,
-        "G": point.G,
-        "G_est": point.G_est,
-        "bumps": dist.n_bumps(point.G),
-        "k": point.k,
-        "T": point.T,
-        "in_regime": point.in_regime,
-    }
-
-
-def _run_chunk(parts, point, columns, reps, seed, path) -> pd.DataFrame:
-    distribution, mechanism, estimator = parts
-    frame = pd.DataFrame([run_trial(distribution, mechanism, estimator, point, r, seed, path)
-                          for r in reps])
-    for key, value in columns.items():
-        frame[key] = value
-    frame["seed_key"] = [point.seed_key(r) for r in frame.replicate]
-    return frame
-
-
-class SweepPlan(Plan):
-    """The trials of one Table I experiment: every grid point × its replicates."""
-
-    schema = RATE_TRIALS
-
-    def __init__(self, exp: Experiment):
-        self.exp = exp
-        self.experiment = exp.name
-        self.config_key = exp.config_key
-        self.runner = exp.runner
-        self._points = {}
-        for point in exp.points:
-            for r in range(exp.replicates(point)):
-                self._points[point.seed_key(r)] = (point, r)
-
-    def wanted(self) -> list:
-        return [(key,) for key in self._points]
-
-    def tasks(self, todo: list) -> list:
-        exp = self.exp
-        by_point: dict = {}
-        for (key,) in todo:
-            point, r = self._points[key]
-            by_point.setdefault(point.id, (point, []))[1].append(r)
-        calls = []
-        for point, reps in by_point.values():
-            parts = (exp.distributions[point.d], exp.mechanisms[point.id], exp.estimator)
-            columns = _point_columns(exp, point)
-            for start in range(0, len(reps), exp.runner.chunk):
-                calls.append(delayed(_run_chunk)(parts, point, columns,
-                                                 reps[start:start + exp.runner.chunk], exp.seed,
-                                                 exp.trial_path(point)))
-        return calls
-
-
-def run_sweep(exp: Experiment, store: TrialStore | None = None) -> pd.DataFrame:
-    """Run (or resume) every trial of ``exp`` through the store; return the trials table.
-
-    The store defaults to ``<results_dir>/trials.sqlite``.  The table has one row
-    per trial, sorted by grid point and replicate; ``.attrs["run"]`` holds the
-    :class:`RunStats`.
-    """
-    store = store or TrialStore(exp.results_dir / STORE_NAME)
-    trials, stats = execute(SweepPlan(exp), store)
-    trials.attrs["run"] = stats
-    return trials

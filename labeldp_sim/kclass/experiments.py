@@ -27,125 +27,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from joblib import delayed
-from scipy import integrate
-from scipy.special import erf, logsumexp
 from scipy.spatial import cKDTree
 
-from .errors import ConfigError, check, is_int, is_number
-from .experiment import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node,
-                         eps_allowed, validate_common)
-from .grid import stable_words
-from .mechanisms import ALIBI, RAPPOR, RandomizedResponse, RRWithPrior
-from .provenance import config_key
-from .runner import Plan, execute
-from .store import Column, Schema, TrialStore, atomic_write
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node, eps_allowed,
+                           validate_common)
+from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.points import keyed_rng
+from ..core.provenance import config_key
+from ..core.runner import Plan, execute
+from ..core.store import Column, Schema, TrialStore
+from .families import GaussianCircle
+from .methods import METHODS, method_scores
 
-__all__ = ["GaussianCircle", "METHODS", "method_scores", "run_kclass", "run_digits"]
-
-METHODS = ("rr", "lp_2st", "alibi", "vector_approximation", "non_private")
-LABELS = {"rr": "RR", "lp_2st": "LP-2ST (RRWithPrior)", "alibi": "ALIBI",
-          "vector_approximation": "vector approximation (RAPPOR)", "non_private": "non-private"}
-
-
-class GaussianCircle:
-    r"""K isotropic Gaussian classes N(μ_j, σ²I) in R², μ_j = (cos 2πj/K, sin 2πj/K), uniform prior.
-
-    Parameters
-    ----------
-    K : int ≥ 2
-    sigma : float > 0 or the string "2/K"
-    """
-
-    def __init__(self, K, sigma):
-        check(int(K) == K and K >= 2, "K", K, "integer >= 2")
-        if isinstance(sigma, str):
-            check(sigma.replace(" ", "") == "2/K", "sigma", sigma, "a number > 0 or '2/K'")
-            sigma = 2.0 / K
-        check(np.isfinite(sigma) and sigma > 0, "sigma", sigma, "a number > 0 or '2/K'")
-        self.K, self.sigma = int(K), float(sigma)
-        angles = 2 * np.pi * np.arange(self.K) / self.K
-        self.means = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-
-    def sample(self, n, rng):
-        y = rng.integers(self.K, size=n)
-        return self.means[y] + self.sigma * rng.standard_normal((n, 2)), y
-
-    def posterior(self, X):
-        """η_j(x) = P(Y = j | x), shape (n, K)."""
-        sq = ((X[:, None, :] - self.means[None, :, :]) ** 2).sum(axis=2)
-        logits = -sq / (2 * self.sigma ** 2)
-        return np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
-
-    def bayes_accuracy(self) -> float:
-        r"""P(c*(X) = Y): the Bayes rule picks the nearest mean, so this is the mass of a
-        N((1, 0), σ²I) in the sector |θ| < π/K, integrated in polar coordinates (error < 1e-8)."""
-        s, half = self.sigma, np.pi / self.K
-
-        def radial(theta):
-            # ∫_0^∞ r φ(r cosθ − 1) φ(r sinθ) dr in closed form
-            c = np.cos(theta)
-            a = c / s
-            tail = np.exp(-1 / (2 * s ** 2)) / (2 * np.pi)
-            gauss = np.exp(-(np.sin(theta) ** 2) / (2 * s ** 2)) * a / np.sqrt(2 * np.pi)
-            return tail + gauss * (0.5 * (1 + erf(a / np.sqrt(2))))
-
-        value, _ = integrate.quad(radial, -half, half, epsabs=1e-10, epsrel=1e-10, limit=200)
-        return float(value)
-
-
-def _one_hot(labels, K):
-    out = np.zeros((len(labels), K))
-    out[np.arange(len(labels)), labels] = 1.0
-    return out
-
-
-def _knn_vote(vectors, neighbours, rng):
-    """argmax of the mean label vector over each query's neighbours, ties at random."""
-    scores = vectors[neighbours].mean(axis=1)
-    scores = scores + 1e-9 * rng.random(scores.shape)
-    return np.argmax(scores, axis=1)
-
-
-def method_scores(method, X, y, K, eps, neighbours, rng, k, split=0.5):
-    """Predicted class at the queries whose training neighbours are ``neighbours`` (n_q, k).
-
-    ``lp_2st``: the first ``split`` share of the samples (in stream order) gets RR
-    labels; a kNN on them gives each remaining sample a prior (its k nearest
-    stage-1 RR labels, debiased through RR's transition matrix); RRWithPrior
-    privatizes the rest.  The final kNN uses every sample's privatized label.
-    """
-    if method == "non_private":
-        return _knn_vote(_one_hot(y, K), neighbours, rng)
-    if method == "rr":
-        return _knn_vote(_one_hot(RandomizedResponse(eps).report(y, rng, K=K), K), neighbours, rng)
-    if method == "alibi":
-        mech = ALIBI(eps)
-        return _knn_vote(mech.soft_labels(mech.report(y, rng, K=K)), neighbours, rng)
-    if method == "vector_approximation":
-        return _knn_vote(RAPPOR(eps).report(y, rng, K=K).astype(float), neighbours, rng)
-    if method == "lp_2st":
-        n1 = max(k, int(round(split * len(y))))
-        rr = RandomizedResponse(eps)
-        z1 = rr.report(y[:n1], rng, K=K)
-        _, idx = cKDTree(X[:n1]).query(X[n1:], k=min(k, n1))
-        freq = _one_hot(z1, K)[idx.reshape(len(idx), -1)].mean(axis=1)
-        e = np.exp(eps)
-        keep, other = e / (e + K - 1), 1 / (e + K - 1)
-        prior = np.clip((freq - other) / (keep - other), 0, None) + 1e-12
-        prior /= prior.sum(axis=1, keepdims=True)
-        z2 = RRWithPrior(eps).report(y[n1:], rng, K=K, prior=prior)
-        return _knn_vote(_one_hot(np.concatenate([z1, z2]), K), neighbours, rng)
-    raise ValueError(method)
-
-
-def _stream(seed, *key):
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=stable_words(repr(key))))
-
+__all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan",
+           "run_kclass", "run_digits"]
 
 def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial):
     start = time.perf_counter()
     family = GaussianCircle(K, sigma)
-    rng = _stream(seed, name, "data", K, trial)
+    rng = keyed_rng(seed, name, "data", K, trial)
     X, y = family.sample(N, rng)
     X_test, _ = family.sample(n_test, rng)
     eta = family.posterior(X_test)
@@ -153,7 +53,7 @@ def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, tr
     rows = []
     for method in methods:
         predictions = method_scores(method, X, y, K, eps, neighbours,
-                                    _stream(seed, name, method, K, trial), k, split)
+                                    keyed_rng(seed, name, method, K, trial), k, split)
         rows.append({"K": K, "trial": trial, "method": method,
                      "accuracy": float(eta[np.arange(n_test), predictions].mean())})
     for row in rows:
@@ -247,7 +147,7 @@ def validate_kclass(cfg) -> KClassSpec:
                       k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
                       split=float(split), methods=[str(m) for m in methods], seed=basics.seed,
                       runner=basics.runner, results_dir=basics.results_dir,
-                      config_key=config_key(parts))
+                      config_key=config_key(parts, "kclass"))
 
 
 # scikit-learn's bundled digits (load_digits) has this many images; validation uses the
@@ -338,15 +238,7 @@ def validate_digits(cfg) -> DigitsSpec:
     return DigitsSpec(name=basics.name, eps=[float(e) for e in eps], splits=int(splits),
                       test_fraction=float(fraction), k=int(k), split=float(split),
                       methods=[str(m) for m in methods], seed=basics.seed, runner=basics.runner,
-                      results_dir=basics.results_dir, config_key=config_key(parts))
-
-
-def _summarize(trials: pd.DataFrame, keys) -> pd.DataFrame:
-    summary = trials.groupby(keys, sort=False).accuracy.agg(["mean", "std", "size"]).reset_index()
-    summary["se"] = summary["std"] / np.sqrt(summary["size"])
-    summary["ci_low"] = summary["mean"] - 1.96 * summary.se
-    summary["ci_high"] = summary["mean"] + 1.96 * summary.se
-    return summary.rename(columns={"size": "trials"}).drop(columns="std")
+                      results_dir=basics.results_dir, config_key=config_key(parts, "kclass"))
 
 
 KCLASS_TRIALS = Schema("kclass_trials", (
@@ -370,6 +262,8 @@ class _MethodTrialPlan(Plan):
     computes only those (each method has its own stream, so the numbers are the
     ones a full trial would give).
     """
+
+    package = "kclass"
 
     def __init__(self, spec):
         self.spec = spec
@@ -425,47 +319,8 @@ def run_kclass(spec: KClassSpec, store: TrialStore) -> tuple:
     return execute(KClassPlan(spec), store)
 
 
-def write_kclass(spec: KClassSpec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
-    """trials.csv, summary.csv, accuracy.png and accuracy.md of one ``kclass_fig*`` run."""
-    import matplotlib.pyplot as plt
-
-    columns = ["experiment", "config_key", "seed_key", "K", "trial", "method", "accuracy", "seconds",
-               "sigma", "N", "k", "eps", "run_id", "computed_by"]
-    atomic_write(out / "trials.csv", lambda p: trials[columns].to_csv(p, index=False))
-    summary = _summarize(trials, ["K", "method"])
-    bayes = {K: GaussianCircle(K, spec.sigma).bayes_accuracy() for K in spec.K_values}
-    summary["bayes_accuracy"] = summary.K.map(bayes)
-    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for method, part in summary.groupby("method", sort=False):
-        ax.errorbar(part.K, part["mean"], yerr=1.96 * part.se, marker="o", capsize=3,
-                    label=LABELS[method])
-    ax.plot(list(bayes), list(bayes.values()), "--", color="purple", label="Bayes")
-    ax.set_xlabel("K (classes)")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(f"{spec.name}: σ = {spec.sigma}, ε = {spec.eps:g}, k = {spec.k}, N = {spec.N}, "
-                 f"{spec.trials} trials", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    atomic_write(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
-
-    table = summary.pivot(index="K", columns="method", values="mean")
-    half = summary.pivot(index="K", columns="method", values="se") * 1.96
-    lines = [f"# {spec.name}: accuracy (mean ± 95% CI half-width, {spec.trials} trials)", "",
-             "| K | Bayes | " + " | ".join(LABELS[m] for m in spec.methods) + " |",
-             "|---|---|" + "---|" * len(spec.methods)]
-    for K in spec.K_values:
-        cells = " | ".join(f"{table.loc[K, m]:.3f} ± {half.loc[K, m]:.3f}" for m in spec.methods)
-        lines.append(f"| {K} | {bayes[K]:.3f} | {cells} |")
-    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-    return summary
-
-
 def _digits_trial(X, y, eps, methods, k, test_fraction, seed, split_index, split):
-    rng = _stream(seed, "digits", "split", split_index)
+    rng = keyed_rng(seed, "digits", "split", split_index)
     order = rng.permutation(len(y))
     n_test = int(round(test_fraction * len(y)))
     test, train = order[:n_test], order[n_test:]
@@ -474,7 +329,7 @@ def _digits_trial(X, y, eps, methods, k, test_fraction, seed, split_index, split
     for method in methods:
         start = time.perf_counter()
         predictions = method_scores(method, X[train], y[train], 10, eps, neighbours,
-                                    _stream(seed, "digits", method, eps, split_index), k, split)
+                                    keyed_rng(seed, "digits", method, eps, split_index), k, split)
         rows.append({"eps": eps, "split": split_index, "method": method,
                      "accuracy": float(np.mean(predictions == y[test])),
                      "seconds": time.perf_counter() - start})
@@ -512,23 +367,3 @@ def run_digits(spec, store: TrialStore) -> tuple:
     return execute(DigitsPlan(spec), store)
 
 
-def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
-    """accuracy.csv (one row per split and method), summary.csv and accuracy.md."""
-    columns = ["experiment", "config_key", "seed_key", "eps", "split", "method", "accuracy",
-               "seconds", "run_id", "computed_by"]
-    atomic_write(out / "accuracy.csv", lambda p: trials[columns].to_csv(p, index=False))
-    summary = _summarize(trials, ["eps", "method"])
-    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-    eps = [float(e) for e in spec.eps]
-    table = summary.pivot(index="method", columns="eps", values="mean").reindex(list(spec.methods))
-    half = summary.pivot(index="method", columns="eps", values="se").reindex(list(spec.methods)) * 1.96
-    lines = [f"# kclass_digits: test accuracy on scikit-learn digits (K = 10, kNN k = {spec.k}, "
-             f"{spec.splits} random {1 - spec.test_fraction:.0%}/{spec.test_fraction:.0%} splits; "
-             "mean ± 95% CI half-width)", "",
-             "| method | " + " | ".join(f"ε = {e:g}" for e in eps) + " |",
-             "|---|" + "---|" * len(eps)]
-    for m in spec.methods:
-        lines.append(f"| {LABELS[m]} | " + " | ".join(
-            f"{table.loc[m, e]:.3f} ± {half.loc[m, e]:.3f}" for e in eps) + " |")
-    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-    return summary

@@ -36,6 +36,15 @@ def stable_words(text: str) -> tuple:
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
 
+def keyed_rng(seed: int, *key) -> np.random.Generator:
+    """The random stream named by ``key`` (any values with a stable repr) under the root ``seed``.
+
+    Streams of different keys are independent, and a stream does not depend on
+    which other streams a run draws, their order, or the process drawing it.
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=stable_words(repr(key))))
+
+
 @dataclass(frozen=True)
 class Point:
     """One grid point of one experiment."""

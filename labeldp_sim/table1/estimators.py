@@ -28,9 +28,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import qmc
 
-from .distributions import CellModel, cube_index
-from .errors import check
-from .mechanisms import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
+from .families import CellModel, cube_index
+from ..core.errors import check
+from ..privacy.protocols import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
 
 __all__ = ["CubeArgmax", "CubeMean", "KNNMean", "knn_mean"]
 

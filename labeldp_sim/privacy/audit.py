@@ -59,20 +59,19 @@ import sys
 import time
 import zlib
 from dataclasses import dataclass, field
-from itertools import product
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 from scipy.stats import beta
 
-from .errors import MISSING, ConfigError
-from .mechanisms import (ALIBI, RAPPOR, CubeData, ExponentialMechanism, JointLaplace, JointRAPPOR,
-                         LaplaceCubeMean, LaplaceLabel, Mechanism, RandomizedResponse, RRWithPrior)
-from .store import atomic_write
+from ..core.errors import MISSING, ConfigError
+from ..core.store import atomic_write
+from .protocols import Mechanism
+from .rappor import RAPPOR
 
 __all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Result",
-           "Direction", "bits_loss", "matrix_loss", "laplace_release_loss", "clopper_pearson_lower",
+           "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower", "register_cases",
            "clopper_pearson_upper", "black_box", "cases", "run_case", "run_audit", "write_outputs",
            "parse_args", "main"]
 
@@ -122,29 +121,10 @@ def matrix_loss(M: np.ndarray) -> float:
     return float(np.max(_log_ratio(M[:, None, :], M[None, :, :])))
 
 
-def _rr_exact(mech: RandomizedResponse):
-    # report() draws from keep_probability; sample_aggregate from transition_matrix: both are checked
-    losses = []
-    for K in (2, 3, 4, 8):
-        kappa = mech.keep_probability(K)
-        M = np.full((K, K), (1 - kappa) / (K - 1))
-        np.fill_diagonal(M, kappa)
-        losses += [matrix_loss(M), matrix_loss(mech.transition_matrix(K))]
-    return max(losses), ("max_{i,i',j} log M[i,j]/M[i',j], M from keep_probability (report) "
-                         "and transition_matrix (sampler), K ∈ {2,3,4,8}")
 
 
-def _priors(K=4, units=10):
-    """Label-independent priors: every composition of ``units`` into K parts (ties included), /units."""
-    rows = [c for c in product(range(units + 1), repeat=K) if sum(c) == units]
-    return np.array(rows, dtype=float) / units
 
 
-def _rr_prior_exact(mech: RRWithPrior):
-    priors = _priors()
-    return max(matrix_loss(mech.transition_matrix(p)) for p in priors), (
-        f"max_{{i,i',j}} log M[i,j]/M[i',j] over transition_matrix(prior), "
-        f"{len(priors)} priors on a 1/10 grid of the simplex, K = 4")
 
 
 def _rappor_exact(mech: RAPPOR):
@@ -152,153 +132,38 @@ def _rappor_exact(mech: RAPPOR):
         "per-bit worst ratio of bit_probabilities (11), all label pairs, K ∈ {2,3,4,8} (15)")
 
 
-def _joint_rappor_exact(mech: JointRAPPOR):
-    losses = []
-    for n_cells, K in product((1, 2, 3), (2, 3)):
-        cells, y = np.repeat(np.arange(n_cells), K), np.tile(np.arange(K), n_cells)
-        losses.append(bits_loss(mech.bit_probabilities(y, K, cells, n_cells)))
-    return max(losses), ("per-bit worst ratio of bit_probabilities, all (cube, label) pairs, "
-                         "C ∈ {1,2,3} cubes, K ∈ {2,3}")
 
 
-EXP_RANGE = 8  # count vectors enumerated over [0, EXP_RANGE]^K
 
 
-def _count_vectors(K):
-    return np.array(list(product(range(EXP_RANGE + 1), repeat=K)))
 
 
-def _selection(mech: ExponentialMechanism, V, K):
-    # through CubeData, as release() reads the counts
-    return mech.selection_probabilities(CubeData.from_counts(V, np.arange(K)).label_counts(K))
 
 
-def _pair_loss(P, Q):
-    return float(np.max(np.abs(_log_ratio(P, Q)))) if len(P) else 0.0
 
 
-def _exp_losses(mech: ExponentialMechanism, K):
-    """(one label moved within a cube, one record added to/removed from a cube), enumerated."""
-    V = _count_vectors(K)
-    move_a, move_b, add_a, add_b = [], [], [], []
-    for j in range(K):
-        has = V[:, j] >= 1
-        add_a.append(V[has])
-        add_b.append(V[has] - np.eye(K, dtype=int)[j])
-        for k in range(K):
-            if k != j:
-                move_a.append(V[has])
-                move_b.append(V[has] - np.eye(K, dtype=int)[j] + np.eye(K, dtype=int)[k])
-    def loss(a, b):
-        return _pair_loss(_selection(mech, np.concatenate(a), K), _selection(mech, np.concatenate(b), K))
-
-    move, add = loss(move_a, move_b), loss(add_a, add_b)
-    return move, add
 
 
-def _exponential_exact(mech: ExponentialMechanism):
-    r"""Label neighbours change one cube's counts by a move e_j → e_k (17); a replaced record
-    (31) also removes a unit from one cube and adds one to another, whose releases are
-    independent, so that loss is the sum of two one-cube add/remove losses."""
-    move, add = zip(*(_exp_losses(mech, K) for K in (2, 3)))
-    if mech.protection == "label":
-        return max(move), (f"selection_probabilities (17) over all count vectors in [0,{EXP_RANGE}]^K, "
-                           f"K ∈ {{2,3}}, one label moved (closed-form sup: 2·weight)")
-    return max(max(move), 2 * max(add)), (
-        f"selection_probabilities (31) over [0,{EXP_RANGE}]^K, K ∈ {{2,3}}: max(label moved in a cube, "
-        f"2 × one record added/removed) (closed-form sup: 2·weight)")
 
 
-LABELS = np.array([-BIG, -T, -T / 2, 0.0, T / 2, T, BIG])  # around and beyond the clip
 
 
-def _laplace_exact(mech: LaplaceLabel):
-    loc = mech.location(LABELS)
-    return float(np.max(np.abs(loc[:, None] - loc[None, :])) / mech.scale), (
-        "max |location(y) − location(y')| / scale, y ∈ {0, ±T/2, ±T, ±10T}")
 
 
-def _alibi_exact(mech: ALIBI):
-    losses = []
-    for K in (2, 3, 5):
-        loc = mech.location(np.arange(K), K)
-        losses.append(np.max(np.abs(loc[:, None] - loc[None, :]).sum(axis=2)) / mech.scale)
-    return float(max(losses)), "max ‖location(y, K) − location(y', K)‖₁ / scale, all label pairs, K ∈ {2,3,5}"
 
 
-def _joint_laplace_exact(mech: JointLaplace):
-    n_cells = 3
-    cells = np.repeat(np.arange(n_cells), len(LABELS))
-    y = np.tile(LABELS, n_cells)
-    loc = mech.location(y, cells, n_cells)
-    delta = np.abs(loc[:, None] - loc[None, :]).sum(axis=3)  # (pairs, pairs, 2): ℓ1 per part
-    loss = delta[..., 0] / mech.count_scale + delta[..., 1] / mech.sum_scale
-    return float(np.max(loss)), ("max ‖Δcount‖₁/count_scale + ‖Δsum‖₁/sum_scale of location(y, cells), "
-                                 "all (cube, label) pairs, 3 cubes, y ∈ {0, ±T/2, ±T, ±10T}")
 
 
-def _release_law(mech: LaplaceCubeMean, records, n_cells, N, h, d):
-    cells = np.array([c for c, _ in records], dtype=int)
-    y = np.array([v for _, v in records], dtype=float)
-    return mech.location_and_scale(CubeData.from_samples(cells, y, n_cells), N, h, d)
 
 
-def laplace_release_loss(law_a, law_b) -> float:
-    r"""Σ_l |μ_l − μ'_l| / b_l for two per-cube Laplace laws (NaN scale: the cube releases μ_l as is).
-
-    A cube released as a constant under one data set and noisy under the other, a
-    constant that moves, or two different scales give an unbounded loss.
-    """
-    (mu_a, b_a), (mu_b, b_b) = law_a, law_b
-    const_a, const_b = np.isnan(b_a), np.isnan(b_b)
-    if np.any(const_a != const_b) or np.any(mu_a[const_a] != mu_b[const_a]):
-        return np.inf
-    noisy = ~const_a
-    if not np.allclose(b_a[noisy], b_b[noisy], rtol=1e-12, atol=0):
-        return np.inf
-    return float(np.sum(np.abs(mu_a[noisy] - mu_b[noisy]) / b_a[noisy]))
 
 
-def _cube_label_pairs():
-    """Label neighbours for (23)/(28): one record's label changed, every record's cube kept.
-
-    Cube 0 holds the changing record and n_l − 1 others, cube 1 is empty, cube 2 a bystander.
-    """
-    for n_l, other in product((1, 2, 3, 8), (-BIG, 0.0, BIG)):
-        for a, b in ((-BIG, BIG), (BIG, -BIG), (0.0, BIG), (T / 2, -BIG), (T, -T)):
-            rest = [(0, other)] * (n_l - 1) + [(2, other)] * 3
-            yield [(0, a)] + rest, [(0, b)] + rest, n_l
 
 
-def _cube_full_pairs(n0):
-    """Records replaced for (33)/(34): a record moved from cube 0 to cube 1 (label changed too),
-    or relabelled in place; each cube holds m others with m around n_0 (and 0, 1, 2n_0)."""
-    sizes = sorted({0, 1, max(int(np.floor(n0)) - 1, 0), int(np.floor(n0)), int(np.ceil(n0)),
-                    int(np.ceil(n0)) + 1, int(2 * n0)})
-    for m_a, m_b, v_a, v_b, a, b in product(sizes, sizes, (-BIG, BIG), (-BIG, BIG), (-BIG, BIG), (-BIG, BIG)):
-        rest = [(0, v_a)] * m_a + [(1, v_b)] * m_b
-        yield [(0, a)] + rest, [(1, b)] + rest   # moved between cubes
-        yield [(0, a)] + rest, [(0, b)] + rest   # relabelled in its cube
 
 
-CUBE_FULL_SETTINGS = ((128, 0.25, 1), (40, 0.25, 1), (512, 0.25, 2))  # (N, h, d): n_0 = 8, 2.5, 4
 
 
-def _laplace_cube_exact(mech: LaplaceCubeMean):
-    if mech.protection == "label":
-        # label (23)/(28) ignore N, h, d
-        law = [(_release_law(mech, a, 3, 1, 1.0, 1), _release_law(mech, b, 3, 1, 1.0, 1))
-               for a, b, _ in _cube_label_pairs()]
-        losses = [laplace_release_loss(la, lb) for la, lb in law]
-        return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (23)/(28): one label changed, "
-                             "n_l ∈ {1,2,3,8}, labels in {0, T/2, ±T, ±10T}")
-    losses = []
-    for N, h, d in CUBE_FULL_SETTINGS:
-        n0 = mech.n0(N, h, d)
-        losses += [laplace_release_loss(_release_law(mech, a, 3, N, h, d), _release_law(mech, b, 3, N, h, d))
-                   for a, b in _cube_full_pairs(n0)]
-    return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (33)/(34): one record moved between "
-                         "cubes or relabelled, n around n_0 ∈ {2.5, 4, 8} and 0, 1, 2n_0, labels ±10T")
 
 
 # --------------------------------------------------------------------------- black-box draws
@@ -325,79 +190,30 @@ def _draw_rappor(mech, side, n, rng):
     return bits_code(mech.report(y, rng, K=K_BB))
 
 
-def _draw_joint_rappor(mech, side, n, rng):
-    cells, y = np.full(n, side), np.full(n, side)  # (cube 0, label 0) vs (cube 1, label 1)
-    return bits_code(mech.report(y, rng, K=2, cells=cells, n_cells=2))
 
 
-def _draw_rr(mech, side, n, rng):
-    return np.asarray(mech.report(np.full(n, side), rng, K=K_BB), dtype=np.int64)
 
 
-RR_PRIOR = np.array([0.4, 0.3, 0.2, 0.1])  # k* = 3 at ε = 1: labels 0 and 1 are both in the set
 
 
-def _draw_rr_prior(mech, side, n, rng):
-    prior = np.broadcast_to(RR_PRIOR, (n, K_BB))  # the same prior for D and D': label-free
-    return np.asarray(mech.report(np.full(n, side), rng, K=K_BB, prior=prior), dtype=np.int64)
 
 
-def _draw_alibi(mech, side, n, rng):
-    return np.asarray(mech.report(np.full(n, side), rng, K=3), dtype=float)
 
 
-def _draw_laplace(mech, side, n, rng):
-    y = np.full(n, (BIG, -BIG)[side])
-    return np.asarray(mech.report(y, rng), dtype=float).reshape(n, 1)
 
 
-def _draw_joint_laplace(mech, side, n, rng):
-    cells, y = np.full(n, side), np.full(n, (BIG, -BIG)[side])  # (cube 0, +10T) vs (cube 1, −10T)
-    return np.asarray(mech.report(y, rng, cells=cells, n_cells=2), dtype=float).reshape(n, 4)
 
 
-def _draw_laplace_cube(mech, side, n, rng):
-    # n cubes of one record each (n_l = 1): label +10T vs −10T
-    data = CubeData.from_samples(np.arange(n), np.full(n, (BIG, -BIG)[side]), n)
-    return np.asarray(mech.release(data, rng, n, 1.0 / n, 1), dtype=float).reshape(n, 1)
 
 
-FULL_BB = (128, 0.25, 1)  # (N, h, d) of the black-box pair: n_0 = 8 with the default n0_fraction
 
 
-def _draw_laplace_cube_full(mech, side, n, rng):
-    # copies of two cubes: the record (+10T) alone in cube A, vs the record (−10T) alone in cube B:
-    # small n against n_0, where the floor n_l ∨ n_0 bounds the sensitivity
-    N, h, d = FULL_BB
-    cells = 2 * np.arange(n) + side
-    data = CubeData.from_samples(cells, np.full(n, (BIG, -BIG)[side]), 2 * n)
-    return np.asarray(mech.release(data, rng, N, h, d), dtype=float).reshape(n, 2)
 
 
-def _cube_copies(n, per_copy_labels):
-    """cells, labels of n copies of one cube holding ``per_copy_labels``."""
-    m = len(per_copy_labels)
-    return np.repeat(np.arange(n), m), np.tile(np.asarray(per_copy_labels), n)
 
 
-def _draw_exponential(mech, side, n, rng):
-    # one cube, K = 2: counts (1, 5) vs (0, 6), one label changed 0 → 1 (a tail of (17))
-    cells, y = _cube_copies(n, ([0] + [1] * 5, [1] * 6)[side])
-    data = CubeData.from_samples(cells, y, n)
-    return np.asarray(mech.release(data, rng, n * 6, 1.0 / n, 1, K=2), dtype=np.int64)
 
 
-def _draw_exponential_full(mech, side, n, rng):
-    # two cubes, K = 2, five records of label 1 each; the record (label 0) sits in cube A under D,
-    # and is replaced by one of label 1 in cube B under D'
-    base = [(0, 1)] * 5 + [(1, 1)] * 5
-    records = base + [((0, 0), (1, 1))[side]]
-    local_cells = np.array([c for c, _ in records])
-    labels = np.array([v for _, v in records])
-    cells = (2 * np.arange(n)[:, None] + local_cells[None, :]).ravel()
-    data = CubeData.from_samples(cells, np.tile(labels, n), 2 * n)
-    out = np.asarray(mech.release(data, rng, n * len(records), 0.5 / n, 1, K=2), dtype=np.int64)
-    return out.reshape(n, 2) @ np.array([2, 1])  # the pair (c_A, c_B) as one code
 
 
 # --------------------------------------------------------------------------- black-box statistics
@@ -536,49 +352,8 @@ class Recipe:
 LABEL_NB = "label neighbours: one user's label changed, features kept"
 FULL_NB = "one record replaced: features and label"
 
-RECIPES = {
-    "rappor": Recipe(LABEL_NB, "y = 0 vs y' = 3, K = 4", _rappor_exact, _draw_rappor),
-    "joint_rappor": Recipe(FULL_NB + " (cube and label)", "(cube 0, y 0) vs (cube 1, y 1), 2 cubes, K = 2",
-                           _joint_rappor_exact, _draw_joint_rappor),
-    "exponential": Recipe("label neighbours: one label changed in a cube, counts n_l fixed",
-                          "one cube, counts (1, 5) vs (0, 6), K = 2", _exponential_exact, _draw_exponential),
-    "exponential_full": Recipe(FULL_NB + ": moved between cubes or relabelled, N fixed",
-                               "two cubes (1,5),(0,5) vs (0,5),(0,6): record moved and relabelled",
-                               _exponential_exact, _draw_exponential_full),
-    "laplace": Recipe(LABEL_NB + "; labels beyond the clip (±10T)", "y = +10T vs y' = −10T",
-                      _laplace_exact, _draw_laplace),
-    "laplace_cube": Recipe("label neighbours: one label changed, cubes kept; smallest cubes n_l = 1, "
-                           "labels ±10T", "one record per cube (n_l = 1), +10T vs −10T",
-                           _laplace_cube_exact, _draw_laplace_cube),
-    "laplace_cube_full": Recipe(FULL_NB + ": moved between cubes of n around n_0 (and n_l = 0, 1), "
-                                "labels ±10T, N fixed",
-                                "N = 128, h = 1/4, d = 1 (n_0 = 8): +10T alone in cube A vs −10T alone in B",
-                                _laplace_cube_exact, _draw_laplace_cube_full),
-    "joint_laplace": Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
-                            _joint_laplace_exact, _draw_joint_laplace),
-    "rr": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 4", _rr_exact, _draw_rr),
-    "rr_with_prior": Recipe(LABEL_NB + "; prior fixed, computed without the label",
-                            "y = 0 vs y' = 1, K = 4, prior (.4, .3, .2, .1) (k* = 3)",
-                            _rr_prior_exact, _draw_rr_prior),
-    "alibi": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 3", _alibi_exact, _draw_alibi),
-}
 
 
-def _real_mechanisms(eps):
-    """The audited mechanisms, as the product builds them (conf/mechanism/*.yaml)."""
-    return {
-        "rappor": RAPPOR(eps),
-        "joint_rappor": JointRAPPOR(eps),
-        "exponential": ExponentialMechanism(eps, protection="label"),
-        "exponential_full": ExponentialMechanism(eps, protection="features+label"),
-        "laplace": LaplaceLabel(eps, T),
-        "laplace_cube": LaplaceCubeMean(eps, T, protection="label"),
-        "laplace_cube_full": LaplaceCubeMean(eps, T, protection="features+label"),
-        "joint_laplace": JointLaplace(eps, T),
-        "rr": RandomizedResponse(eps),
-        "rr_with_prior": RRWithPrior(eps),
-        "alibi": ALIBI(eps),
-    }
 
 
 # --------------------------------------------------------------------------- planted mutants
@@ -586,47 +361,14 @@ def _real_mechanisms(eps):
 # every one of them "caught".  Nothing in the product uses them.
 
 
-class _MutantHalfScaleLaplace(LaplaceLabel):
-    """Fixture: Lap(T/ε) instead of Lap(2T/ε) (loss 2ε)."""
-
-    def __init__(self, epsilon, T):
-        super().__init__(epsilon, T)
-        self.scale /= 2
 
 
-class _MutantUnclippedLaplace(LaplaceLabel):
-    """Fixture: no clip, the location is the raw label (loss 10ε at ±10T)."""
-
-    def location(self, y):
-        return np.asarray(y, dtype=float)
 
 
-class _MutantNoiselessLaplace(LaplaceLabel):
-    """Fixture: report skips the noise; the law methods still say Lap(2T/ε)."""
-
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        return self.location(y).astype(float)
 
 
-class _MutantUnclippedCubeMean(LaplaceCubeMean):
-    """Fixture: (23) without the clip of (28): the mean of raw labels + Lap(2T/(n_l ε))."""
-
-    def location_and_scale(self, data, N, h, d):
-        n, S = data.n(), data.clipped_sums(None)
-        occupied = n > 0
-        location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
-        scale = np.full(len(S), np.nan)
-        scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
-        return location, scale
 
 
-class _MutantNoFloorCubeMean(LaplaceCubeMean):
-    """Fixture: (34) with n_l instead of n_l ∨ n_0 in the denominator."""
-
-    def location_and_scale(self, data, N, h, d):
-        n, S = data.n(), data.clipped_sums(self.T)
-        n0 = self.n0(N, h, d)
-        return S / np.maximum(n, 1), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
 
 
 class _MutantFullEpsRAPPOR(RAPPOR):
@@ -645,78 +387,18 @@ class _MutantInferredKRAPPOR(RAPPOR):
         return super().report(y, rng, K=max(2, int(np.max(y)) + 1), cells=cells, n_cells=n_cells)
 
 
-class _MutantFullEpsJointRAPPOR(JointRAPPOR):
-    """Fixture: e^ε per bit of the joint one-hot (loss 2ε)."""
-
-    def __init__(self, epsilon):
-        super().__init__(epsilon)
-        e = np.exp(self.epsilon)
-        self.p, self.q = e / (e + 1), 1 / (e + 1)
 
 
-class _MutantFullWeightExponential(ExponentialMechanism):
-    """Fixture: weights exp(ε n_lj) instead of exp(ε n_lj/2) (sup loss 2ε)."""
-
-    def __init__(self, epsilon):
-        super().__init__(epsilon, protection="label")
-        self.weight = self.epsilon
 
 
-class _MutantBinaryKeepRR(RandomizedResponse):
-    """Fixture: K-ary RR that keeps y with the binary probability e^ε/(e^ε+1)."""
-
-    def keep_probability(self, K):
-        e = np.exp(self.epsilon)
-        return e / (e + 1)
 
 
-class _MutantOwnLabelPriorRR(RRWithPrior):
-    """Fixture: the prior is mixed with the user's own one-hot label (prior from own label)."""
-
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None, prior=None):
-        prior = np.asarray(prior, dtype=float)
-        own = np.zeros_like(prior)
-        own[np.arange(len(y)), y] = 1.0
-        return super().report(y, rng, K=K, cells=cells, n_cells=n_cells, prior=0.5 * prior + 0.5 * own)
 
 
-class _MutantHalfCountJointLaplace(JointLaplace):
-    """Fixture: count noise Lap(2/ε) instead of Lap(4/ε) (loss 1.5ε)."""
-
-    def __init__(self, epsilon, T):
-        super().__init__(epsilon, T)
-        self.count_scale /= 2
 
 
-class _MutantSmallScaleALIBI(ALIBI):
-    """Fixture: ALIBI with Lap(1/ε) instead of Lap(2/ε) (loss 2ε)."""
-
-    def __init__(self, epsilon):
-        super().__init__(epsilon)
-        self.scale = 1.0 / self.epsilon
 
 
-def _mutants(eps):
-    """(name, parent, mechanism, what is broken)."""
-    return [
-        ("laplace: noise scale halved", "laplace", _MutantHalfScaleLaplace(eps, T), "Lap(T/ε)"),
-        ("laplace: clip removed", "laplace", _MutantUnclippedLaplace(eps, T), "no Clip(Y, T)"),
-        ("laplace: report skips noise", "laplace", _MutantNoiselessLaplace(eps, T), "Z = Clip(Y, T)"),
-        ("laplace_cube: clip removed", "laplace_cube",
-         _MutantUnclippedCubeMean(eps, T, protection="label"), "(23) on labels beyond T"),
-        ("laplace_cube_full: no n_0 floor", "laplace_cube_full",
-         _MutantNoFloorCubeMean(eps, T, protection="features+label"), "S/n_l instead of S/(n_l ∨ n_0)"),
-        ("rappor: e^ε per bit", "rappor", _MutantFullEpsRAPPOR(eps), "p = e^ε/(e^ε+1)"),
-        ("rappor: K inferred from labels", "rappor", _MutantInferredKRAPPOR(eps), "K = max(y)+1"),
-        ("joint_rappor: e^ε per bit", "joint_rappor", _MutantFullEpsJointRAPPOR(eps), "p = e^ε/(e^ε+1)"),
-        ("exponential: weight ε", "exponential", _MutantFullWeightExponential(eps), "exp(ε n_lj)"),
-        ("rr: binary keep probability", "rr", _MutantBinaryKeepRR(eps), "keep e^ε/(e^ε+1), K = 4"),
-        ("rr_with_prior: prior from own label", "rr_with_prior", _MutantOwnLabelPriorRR(eps),
-         "prior ← (prior + onehot(y))/2"),
-        ("joint_laplace: count noise halved", "joint_laplace", _MutantHalfCountJointLaplace(eps, T),
-         "count noise Lap(2/ε)"),
-        ("alibi: Lap(1/ε)", "alibi", _MutantSmallScaleALIBI(eps), "Lap(1/ε)"),
-    ]
 
 
 @dataclass
@@ -734,6 +416,31 @@ class Case:
         return "private" if self.mutant_of is None else "caught"
 
 
+_PROVIDERS: list = []
+
+
+def register_cases(provider: Callable) -> Callable:
+    """Register ``provider(eps) -> (cases, mutants)``: a paper package's audited mechanisms.
+
+    Each paper package registers the recipes of its own mechanisms when it is
+    imported (``labeldp_sim/<paper>/audit.py``), so this module knows no paper.
+    """
+    if provider not in _PROVIDERS:
+        _PROVIDERS.append(provider)
+    return provider
+
+
+RAPPOR_RECIPE = Recipe(LABEL_NB, "y = 0 vs y' = 3, K = 4", _rappor_exact, _draw_rappor)
+
+
+@register_cases
+def _rappor_cases(eps):
+    return ([Case("rappor", RAPPOR(eps), RAPPOR_RECIPE)],
+            [Case("rappor: e^ε per bit", _MutantFullEpsRAPPOR(eps), RAPPOR_RECIPE, "rappor", "p = e^ε/(e^ε+1)"),
+             Case("rappor: K inferred from labels", _MutantInferredKRAPPOR(eps), RAPPOR_RECIPE, "rappor",
+                  "K = max(y)+1")])
+
+
 def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
     """The registry: every real mechanism, then (with ``mutants``) every planted mutant.
 
@@ -747,12 +454,14 @@ def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
     Returns
     -------
     list of Case
+        In the order the paper packages registered them (shared RAPPOR first).
     """
-    out = [Case(name, mech, RECIPES[name]) for name, mech in _real_mechanisms(eps).items()]
-    if mutants:
-        out += [Case(name, mech, RECIPES[parent], parent, broken)
-                for name, parent, mech, broken in _mutants(eps)]
-    return out
+    real, planted = [], []
+    for provider in _PROVIDERS:
+        got, broken = provider(eps)
+        real += got
+        planted += broken
+    return real + (planted if mutants else [])
 
 
 # --------------------------------------------------------------------------- running

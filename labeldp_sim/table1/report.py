@@ -1,4 +1,4 @@
-"""Outputs: rate plots, provenance and the "Table I, measured" report (SPEC §5)."""
+"""The "Table I, measured" report (SPEC §5): the table, its statements section, exponent plots."""
 
 from __future__ import annotations
 
@@ -12,50 +12,10 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..core.store import atomic_write  # noqa: E402
 from .theory import CELLS  # noqa: E402
 
-from .store import atomic_write  # noqa: E402
-
-__all__ = ["plot_rates", "write_table1", "plot_exponents"]
-
-
-def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str) -> None:
-    """Log-log mean risk with 95% error bars, fitted line and the theory slope."""
-    axes_names = list(dict.fromkeys(summary.axis))
-    fig, axes = plt.subplots(1, len(axes_names), figsize=(5.5 * len(axes_names), 4.2), squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, axis in zip(axes[0], axes_names):
-        part = summary[summary.axis == axis]
-        for i, (d, group) in enumerate(part.groupby("d")):
-            color = colors[i % len(colors)]
-            x = group[axis].to_numpy(float)
-            inside = group.in_regime.to_numpy(bool)
-            ax.errorbar(x[inside], group["mean"][inside], yerr=1.96 * group.se[inside], fmt="o",
-                        color=color, capsize=3, label=f"d={d}")
-            if (~inside).any():
-                ax.errorbar(x[~inside], group["mean"][~inside], yerr=1.96 * group.se[~inside],
-                            fmt="o", mfc="none", color=color, capsize=3, alpha=0.6)
-            row = fits[(fits.axis == axis) & (fits.d == d) & fits.primary.astype(bool)]
-            if len(row) and np.isfinite(row.slope.iloc[0]):
-                r = row.iloc[0]
-                xs = np.geomspace(r.x_min, r.x_max, 50)
-                ax.plot(xs, np.exp(r.intercept) * xs ** r.slope, color=color,
-                        label=f"fit {r.slope:.3f} ± {1.96 * r.se:.3f}")
-                centre = np.sqrt(r.x_min * r.x_max)
-                anchor = np.exp(r.intercept) * centre ** r.slope
-                ax.plot(xs, anchor * (xs / centre) ** r.theory, "--", color=color, alpha=0.7,
-                        label=f"theory {r.theory:.3f} [{r.verdict}]")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xlabel("N" if axis == "N" else "ε")
-        ax.set_ylabel("mean excess risk")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        ax.set_title(f"{title}: slope on log {axis}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+__all__ = ["write_table1", "plot_exponents"]
 
 
 def _fmt(x, digits=3):

@@ -26,9 +26,10 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from .config import CONF_DIR, GROUPS, group_options, job_kind
 from .errors import ConfigError, first_line
-from .experiment import CONF_DIR, GROUPS, build_experiment, group_options, job_kind
-from .store import STORE_NAME, TrialStore, atomic_write, locked
+from .kinds import get_kind
+from .store import atomic_write, locked
 
 __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
 
@@ -53,18 +54,11 @@ class Job:
 def validate_job(cfg: DictConfig):
     """Validate one composed job and return its spec; raise ConfigError on bad input.
 
-    ``kind: rates`` gives an :class:`~labeldp_sim.experiment.Experiment`, ``kclass`` a
-    :class:`~labeldp_sim.kclass.KClassSpec`, ``digits`` a :class:`~labeldp_sim.kclass.DigitsSpec`.
+    The job's ``kind`` names a registered :class:`~labeldp_sim.core.kinds.ExperimentKind`
+    (Table I rates, K-class, digits, user-level...), whose validator builds the spec.
     Nothing is computed and no file or directory is created.
     """
-    kind = job_kind(cfg)
-    if kind == "rates":
-        from .minimax import build_law_free, validate_mode
-
-        return build_law_free(cfg) if validate_mode(cfg) == "law_free" else build_experiment(cfg)
-    from .kclass import validate_digits, validate_kclass
-
-    return validate_kclass(cfg) if kind == "kclass" else validate_digits(cfg)
+    return get_kind(job_kind(cfg)).validate(cfg)
 
 
 def _compose(overrides: list) -> DictConfig:
@@ -204,93 +198,37 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     return flags, jobs
 
 
-def _export(out: Path, cfg: DictConfig, spec, stats, overrides, write) -> None:
-    """Write one run's files under the directory's lock, each atomically, provenance last."""
+def _exporter(cfg: DictConfig, overrides, package: str | None):
+    """``export(out, spec, stats, write)``: one run's files under the directory's lock, each
+    atomically, provenance last."""
     import json
 
     from .provenance import provenance
 
-    with locked(out):
-        write()
-        atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
-        info = provenance(spec.seed, spec.config_key, overrides, trials=stats.as_dict())
-        atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
+    def export(out: Path, spec, stats, write) -> None:
+        with locked(out):
+            write()
+            atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+            info = provenance(spec.seed, spec.config_key, overrides, package=package, trials=stats.as_dict())
+            atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
+
+    return export
 
 
 def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, spec=None) -> dict:
-    """Validate (unless ``spec`` is given), run through the trial store, fit, plot, export."""
+    """Validate (unless ``spec`` is given), then let the job's kind run it through the trial
+    store, fit, plot and export."""
     spec = spec if spec is not None else validate_job(cfg)
-    results_dir = Path(spec.results_dir)
-    if cfg.get("mode", "law_tied") == "law_free":
-        return _run_law_free(cfg, overrides, subdir, spec, results_dir)
-    out = results_dir / spec.name / subdir if subdir else results_dir / spec.name
-    out.mkdir(parents=True, exist_ok=True)
-    store = TrialStore(results_dir / STORE_NAME)
-    kind = cfg.get("kind", "rates")
-    if kind != "rates":
-        from .kclass import run_digits, run_kclass, write_digits, write_kclass
-
-        run, write = (run_kclass, write_kclass) if kind == "kclass" else (run_digits, write_digits)
-        trials, stats = run(spec, store)
-        result = {}
-        _export(out, cfg, spec, stats, overrides,
-                lambda: result.setdefault("summary", write(spec, trials, out)))
-        print((out / "accuracy.md").read_text())
-        return {"trials": trials, "summary": result["summary"], "out": out, "run": stats}
-
-    from .fit import fit_rates, summarize
-    from .report import plot_rates, write_table1
-    from .runner import run_sweep
-
-    trials = run_sweep(spec, store)
-    stats = trials.attrs["run"]
-    summary = summarize(trials)
-    fits = fit_rates(summary, spec.cell, spec.tol, spec.min_points)
-
-    def write():
-        atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
-        atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-        atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-        atomic_write(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
-
-    _export(out, cfg, spec, stats, overrides, write)
-    if not subdir:
-        with locked(results_dir, ".table1.lock"):
-            write_table1(results_dir)
-    for _, r in fits.iterrows():
-        print(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
-              f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
-    return {"trials": trials, "summary": summary, "fits": fits, "out": out, "run": stats}
-
-
-def _run_law_free(cfg, overrides, subdir, spec, results_dir: Path) -> dict:
-    """The law-free mode: matrices through the store, then M, S, fits, plots and the tables."""
-    from .minimax import LawFreePlan
-    from .minimax_fit import analyse, write_law_free, write_minimax_table
-    from .report import write_table1
-    from .runner import execute
-
-    base = results_dir / "minimax"
-    out = base / spec.name / subdir if subdir else base / spec.name
-    out.mkdir(parents=True, exist_ok=True)
-    trials, stats = execute(LawFreePlan(spec), TrialStore(results_dir / STORE_NAME))
-    points, fits = analyse(trials, spec)
-    _export(out, cfg, spec, stats, overrides, lambda: write_law_free(spec, trials, points, fits, out))
-    if not subdir:
-        with locked(results_dir, ".table1.lock"):
-            write_minimax_table(base)
-            write_table1(results_dir)
-    for _, r in fits[fits.quantity == "M"].iterrows():
-        print(f"{spec.name} [law-free, oracle tuning]: M slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
-              f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.statement} {r.theory:.3f} -> {r.verdict}")
-    return {"trials": trials, "points": points, "fits": fits, "out": out, "run": stats}
+    kind = get_kind(job_kind(cfg))
+    package = type(kind).__module__.split(".")[1] if type(kind).__module__.count(".") >= 1 else None
+    return kind.run(cfg, spec, overrides, subdir, _exporter(cfg, overrides, package))
 
 
 def main(argv: list | None = None) -> None:
     """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["audit"]:  # `labeldp-sim audit [options]`: the privacy audit of every mechanism
-        from .audit import main as audit
+        from ..privacy.audit import main as audit
 
         sys.exit(audit(argv[1:]))
     try:

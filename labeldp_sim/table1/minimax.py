@@ -41,13 +41,13 @@ from joblib import delayed
 from omegaconf import DictConfig, OmegaConf
 from scipy.stats import qmc
 
-from .errors import check, is_int, is_number
+from ..core.errors import check, is_int, is_number
 from .estimators import CubeArgmax, CubeMean, KNNMean, knn_windows_1d
 from .experiment import Experiment, _build, build_experiment, check_list, config_node
-from .grid import Point
-from .provenance import config_key
-from .runner import Plan
-from .store import Column, Schema
+from ..core.points import Point
+from ..core.provenance import config_key
+from ..core.runner import Plan
+from ..core.store import Column, Schema
 
 __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "geometric_grid",
            "MODES", "LAW_FREE_KEYS"]
@@ -235,7 +235,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
             for T in T_grid:
                 mechanisms[(pt.id, T)] = _build("mechanism", mech_node, epsilon=pt.eps, T=T)
     key = config_key({"experiment": exp.config_key, "law_free": settings, "mode": "law_free",
-                      "shape": "linear_edge" if classification else None})
+                      "shape": "linear_edge" if classification else None}, "table1")
     return LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
@@ -391,6 +391,7 @@ class LawFreePlan(Plan):
     """
 
     schema = MINIMAX_TRIALS
+    package = "table1"
 
     def __init__(self, spec: LawFreeSpec):
         self.spec = spec

@@ -20,16 +20,26 @@ from pathlib import Path
 __all__ = ["code_fingerprint", "config_key", "git_commit", "library_versions", "provenance",
            "NUMERIC_MODULES", "NUMERIC_LIBRARIES"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 ROOT = PACKAGE_DIR.parent
 
-# Modules that only present, store or route numbers.  Every other module of the
-# package takes part in drawing or computing a trial, so editing it (even a
-# comment: conservative on purpose) invalidates the stored trials.
-PRESENTATION_MODULES = frozenset({"__init__.py", "__main__.py", "audit.py", "cli.py", "errors.py",
-                                  "fit.py", "minimax_fit.py", "provenance.py", "report.py",
-                                  "store.py"})
-NUMERIC_MODULES = "every labeldp_sim/*.py except " + ", ".join(sorted(PRESENTATION_MODULES))
+# Modules that only present, store, route or validate numbers (paths relative to the
+# package).  Every other module takes part in drawing or computing a trial, so editing
+# it (even a comment: conservative on purpose) invalidates the stored trials.
+PRESENTATION_MODULES = frozenset({
+    "__init__.py", "__main__.py", "app.py",
+    "core/__init__.py", "core/cli.py", "core/config.py", "core/errors.py", "core/fit.py", "core/kinds.py",
+    "core/provenance.py", "core/report.py", "core/store.py",
+    "privacy/__init__.py", "privacy/audit.py",
+    "table1/__init__.py", "table1/audit.py", "table1/kind.py", "table1/minimax_fit.py", "table1/report.py",
+    "kclass/__init__.py", "kclass/audit.py", "kclass/claims.py", "kclass/kind.py", "kclass/report.py",
+    "userlevel/__init__.py", "userlevel/audit.py", "userlevel/kind.py", "userlevel/report.py",
+    "userlevel/theory.py",
+})
+# What the trials of every paper share: the core and the privacy protocols.
+SHARED_PACKAGES = ("core", "privacy")
+NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own modules, except "
+                   + ", ".join(sorted(PRESENTATION_MODULES)))
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")
 LIBRARIES = ("labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
@@ -47,35 +57,40 @@ def library_versions() -> dict:
     return {name: library_version(name) for name in LIBRARIES}
 
 
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
+@lru_cache(maxsize=8)
+def code_fingerprint(package: str | tuple | None = None) -> str:
     """sha256 of the package version, the numeric libraries' versions and the numeric sources.
 
-    The sources are :data:`NUMERIC_MODULES`, read as bytes; anything else
-    (reports, fits, the CLI, the store) can change without invalidating trials.
+    The sources are :data:`NUMERIC_MODULES`: the shared core and privacy
+    modules plus those of the paper packages named by ``package`` (one name,
+    e.g. ``"table1"``, or a tuple of names; None hashes every package), read as bytes.  Anything else (reports, fits,
+    the CLI, the store, other papers) can change without invalidating trials.
     """
+    own = (package,) if isinstance(package, str) else tuple(package or ())
     digest = hashlib.sha256()
-    from . import __version__
+    from .. import __version__
 
     digest.update(f"labeldp-sim {__version__}\n".encode())
     for name in NUMERIC_LIBRARIES:
         digest.update(f"{name} {library_version(name)}\n".encode())
     for source in sorted(PACKAGE_DIR.rglob("*.py")):
         relative = source.relative_to(PACKAGE_DIR).as_posix()
-        if relative in PRESENTATION_MODULES:
+        top = relative.split("/")[0]
+        if relative in PRESENTATION_MODULES or (
+                package is not None and "/" in relative and top not in (*SHARED_PACKAGES, *own)):
             continue
         digest.update(relative.encode() + b"\0" + source.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
-def config_key(parts: dict) -> str:
+def config_key(parts: dict, package: str | tuple | None = None) -> str:
     """The key of every trial of one configuration: ``"c"`` + 16 hex digits.
 
     It hashes ``parts`` (everything that determines a trial's numbers apart from
-    its grid point and replicate) and :func:`code_fingerprint`.  The leading
+    its grid point and replicate) and :func:`code_fingerprint` of ``package``.  The leading
     letter keeps the key a string through any CSV round trip.
     """
-    text = json.dumps({"config": parts, "code": code_fingerprint()}, sort_keys=True, default=str)
+    text = json.dumps({"config": parts, "code": code_fingerprint(package)}, sort_keys=True, default=str)
     return "c" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -94,13 +109,13 @@ def git_commit() -> str:
         return "unknown"
 
 
-def provenance(seed: int, config_key_: str, overrides=None, **extra) -> dict:
+def provenance(seed: int, config_key_: str, overrides=None, package: str | None = None, **extra) -> dict:
     """Package and library versions, git commit, code fingerprint, seed, command line."""
     versions = library_versions()
     return {
         "package_version": versions.pop("labeldp-sim"),
         "git_commit": git_commit(),
-        "code_fingerprint": code_fingerprint(),
+        "code_fingerprint": code_fingerprint(package),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "libraries": versions,

@@ -1,0 +1,25 @@
+"""The labeldp-sim application: the harness core with every paper package plugged in.
+
+The core (:mod:`labeldp_sim.core`) knows no paper; importing a paper package
+registers its experiment kinds and audit recipes.  This module is the one place
+that lists them — add a paper here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+PAPERS = ("labeldp_sim.table1", "labeldp_sim.kclass", "labeldp_sim.userlevel")
+
+
+def load_papers() -> None:
+    for name in PAPERS:
+        importlib.import_module(name)
+
+
+def main(argv: list | None = None) -> None:
+    """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
+    load_papers()
+    from .core.cli import main as cli_main
+
+    cli_main(argv)

@@ -1,0 +1,74 @@
+"""Outputs of the K-class experiments: trials, summaries, accuracy plots and tables, and which
+claims of papers/002 the data reproduce (:mod:`.claims`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..core.fit import summarize_by
+from ..core.report import markdown_table, mean_ci_grid
+from ..core.store import atomic_write
+from .claims import check_claims, claims_markdown
+from .families import GaussianCircle
+from .methods import LABELS
+
+__all__ = ["write_kclass", "write_digits"]
+
+
+def write_kclass(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """trials.csv, summary.csv, accuracy.png and accuracy.md of one ``kclass_fig*`` run."""
+    import matplotlib.pyplot as plt
+
+    columns = ["experiment", "config_key", "seed_key", "K", "trial", "method", "accuracy", "seconds",
+               "sigma", "N", "k", "eps", "run_id", "computed_by"]
+    atomic_write(out / "trials.csv", lambda p: trials[columns].to_csv(p, index=False))
+    summary = summarize_by(trials, ["K", "method"], "accuracy")
+    bayes = {K: GaussianCircle(K, spec.sigma).bayes_accuracy() for K in spec.K_values}
+    summary["bayes_accuracy"] = summary.K.map(bayes)
+    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for method, part in summary.groupby("method", sort=False):
+        ax.errorbar(part.K, part["mean"], yerr=1.96 * part.se, marker="o", capsize=3,
+                    label=LABELS[method])
+    ax.plot(list(bayes), list(bayes.values()), "--", color="purple", label="Bayes")
+    ax.set_xlabel("K (classes)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"{spec.name}: σ = {spec.sigma}, ε = {spec.eps:g}, k = {spec.k}, N = {spec.N}, "
+                 f"{spec.trials} trials", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    atomic_write(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
+    plt.close(fig)
+
+    grid = mean_ci_grid(summary, "K", "method", spec.K_values, spec.methods)
+    lines = [f"# {spec.name}: accuracy (mean ± 95% CI half-width, {spec.trials} trials)", ""]
+    lines += markdown_table(["K", "Bayes", *(LABELS[m] for m in spec.methods)],
+                            [[K, f"{bayes[K]:.3f}", *(grid[K, m] for m in spec.methods)]
+                             for K in spec.K_values])
+    lines += ["", claims_markdown(check_claims({spec.name: summary}))]
+    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
+    return summary
+
+
+
+
+def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """accuracy.csv (one row per split and method), summary.csv and accuracy.md."""
+    columns = ["experiment", "config_key", "seed_key", "eps", "split", "method", "accuracy",
+               "seconds", "run_id", "computed_by"]
+    atomic_write(out / "accuracy.csv", lambda p: trials[columns].to_csv(p, index=False))
+    summary = summarize_by(trials, ["eps", "method"], "accuracy")
+    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+    eps = [float(e) for e in spec.eps]
+    grid = mean_ci_grid(summary, "method", "eps", spec.methods, eps)
+    lines = [f"# kclass_digits: test accuracy on scikit-learn digits (K = 10, kNN k = {spec.k}, "
+             f"{spec.splits} random {1 - spec.test_fraction:.0%}/{spec.test_fraction:.0%} splits; "
+             "mean ± 95% CI half-width)", ""]
+    lines += markdown_table(["method", *(f"ε = {e:g}" for e in eps)],
+                            [[LABELS[m], *(grid[m, e] for e in eps)] for m in spec.methods])
+    atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
+    return summary

@@ -1,0 +1,281 @@
+"""Table I mechanisms (papers/000): label-LDP, label-CDP, full LDP and full CDP, eqs. (11)-(34).
+
+Each mechanism subclasses one protocol of :mod:`labeldp_sim.privacy.protocols`,
+clips and adds noise in one method, and says in its docstring why it is ε-DP.
+
+To add a mechanism: subclass a protocol, implement its abstract methods, state
+``privacy``/``tasks`` and the proof; add ``conf/mechanism/<name>.yaml``; add it to
+the tests (``tests/test_paths.py`` fails for a YAML without a path test) and to the
+audit recipes (:mod:`labeldp_sim.table1.audit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import check, is_int
+from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, CentralMechanism,
+                                 CubeSumMechanism, NoisyLabel, _check_labels, _require_K, laplace_sum)
+from ..privacy.rappor import RAPPOR
+
+__all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
+
+# --------------------------------------------------------------------------- classification
+
+
+class JointRAPPOR(CubeSumMechanism):
+    r"""RAPPOR on the joint one-hot of (cube, label): ε-LDP for features and label.
+
+    The report is a bit vector over all C·K (cube, class) pairs, with
+    P(bit = 1) = p = e^(ε/2)/(e^(ε/2)+1) at the sample's own pair and
+    q = 1/(e^(ε/2)+1) elsewhere.
+
+    Privacy: two inputs (x, y), (x', y') map to one-hot vectors that differ in
+    at most two positions; as in (15) each changes the output's probability by
+    a factor at most e^(ε/2), so the ratio is at most e^ε for any change of
+    features and label.
+
+    The estimator sums reports per pair, S_lj = Σ_i Z_i(l, j): every user
+    adds noise to every cube, so the noise per cube is ~ √N/ε.  Debiasing
+    (S − Nq)/(p − q) is affine with the same offset in every pair, so the
+    cube argmax is unchanged by it.
+
+    Sufficient statistic: S_lj = Bin(n_lj, p) + Bin(N − n_lj, q).
+    """
+
+    name = "joint_rappor"
+    privacy = FULL_LOCAL
+
+    def __init__(self, epsilon, chunk=4096):
+        super().__init__(epsilon)
+        e = np.exp(self.epsilon / 2)
+        self.p, self.q = e / (e + 1), 1 / (e + 1)
+        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
+        self.chunk = int(chunk)  # N × C·K bits are never held at once
+
+    def bit_probabilities(self, y, K, cells, n_cells):
+        """P(bit (l, j) = 1) for each user, shape (len(y), n_cells·K)."""
+        K = _require_K(K)
+        probs = np.full((len(y), n_cells * K), self.q)
+        probs[np.arange(len(y)), np.asarray(cells) * K + _check_labels(y, K)] = self.p
+        return probs
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        probs = self.bit_probabilities(y, K, cells, n_cells)
+        return rng.random(probs.shape) < probs
+
+    def aggregate(self, reports, cells, n_cells, K):
+        return reports.sum(axis=0).reshape(n_cells, K)
+
+    def sample_aggregate(self, data, N, rng, K=None):
+        counts = data.label_counts(K)
+        return rng.binomial(counts, self.p) + rng.binomial(N - counts, self.q)
+
+
+class ExponentialMechanism(CentralMechanism):
+    r"""Exponential mechanism per cube, (17) and (31): ε-label CDP or ε-DP.
+
+    P(c_l = j) ∝ exp(ε' n_lj) with ε' = ε/2 for label privacy (17) and
+    ε' = ε/4 for features and label (31).
+
+    Privacy.  Label CDP: changing one label changes the counts n_l· of one
+    cube only, each by at most 1 (sensitivity 1), and the exponential
+    mechanism with weights exp(ε u/2) is ε-DP for a score of sensitivity 1
+    [68].  Full DP: replacing one sample (x, y) can change two cubes' counts;
+    each cube's release is (ε/2)-DP by the same argument with ε/4, and the
+    two compose to ε (Theorem 13).  The other cubes' releases do not change.
+
+    Sampling uses the Gumbel-max trick: argmax_j(ε' n_lj + Gumbel) has exactly
+    the law (17).
+    """
+
+    name = "exponential"
+
+    def __init__(self, epsilon, protection="label"):
+        super().__init__(epsilon)
+        check(protection in ("label", "features+label"), "protection", protection,
+              ["label", "features+label"])
+        self.protection = protection
+        self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
+        self.weight = self.epsilon / (2.0 if protection == "label" else 4.0)
+
+    def selection_probabilities(self, scores):
+        """The law (17)/(31) of the released class per cube, shape like scores."""
+        z = self.weight * (scores - scores.max(axis=1, keepdims=True))
+        w = np.exp(z)
+        return w / w.sum(axis=1, keepdims=True)
+
+    def release(self, data, rng, N, h, d, K=None):
+        scores = data.label_counts(K)
+        return np.argmax(self.weight * scores + rng.gumbel(size=scores.shape), axis=1)
+
+    def __repr__(self):
+        return f"ExponentialMechanism(epsilon={self.epsilon}, protection={self.protection!r})"
+
+
+# --------------------------------------------------------------------------- regression
+
+
+def _check_T(T):
+    check(T is not None and np.isfinite(T) and T > 0, "T", T,
+          "a clipping level > 0, or 'theory' (the theorem's law)")
+    return float(T)
+
+
+class LaplaceLabel(CubeSumMechanism, NoisyLabel):
+    r"""Z = Clip(Y, T) + Lap(2T/ε): ε-label LDP (Theorem 6; Theorem 10 with clipping).
+
+    Privacy: Clip(Y, T) ∈ [−T, T], so two labels move the Laplace location by at
+    most 2T; the density ratio of Lap(2T/ε) at two locations 2T apart is at most
+    e^ε.  Features are released as they are (label privacy).  For |Y| < T
+    (Assumption 2) the clip is the identity.
+
+    Sufficient statistic: the per-cube sum is Σ Clip(Y) + Σ Lap, and a sum of n
+    i.i.d. Lap(b) is b·(Gamma(n) − Gamma(n)).
+    """
+
+    name = "laplace"
+    privacy = LABEL_LOCAL
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        self.scale = 2 * self.T / self.epsilon
+
+    def location(self, y):
+        """The Laplace location of each report: Clip(y, T)."""
+        return np.clip(y, -self.T, self.T)
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        return self.location(y) + rng.laplace(0.0, self.scale, size=len(y))
+
+    def aggregate(self, reports, cells, n_cells, K):
+        return (np.bincount(cells, minlength=n_cells).astype(float),
+                np.bincount(cells, weights=reports, minlength=n_cells))
+
+    def sample_aggregate(self, data, N, rng, K=None):
+        n = data.n()
+        return n, data.clipped_sums(self.T) + laplace_sum(n, self.scale, rng)
+
+    def __repr__(self):
+        return f"LaplaceLabel(epsilon={self.epsilon}, T={self.T:.4g})"
+
+
+class LaplaceCubeMean(CentralMechanism):
+    r"""Central Laplace cube means: (23), (28) for labels; (33), (34) for features and labels.
+
+    ``protection="label"``:  η̂_l = (1/n_l) Σ_{X_i ∈ B_l} Clip(Y_i, T) + Lap(2T/(n_l ε)),
+    η̂_l = 0 on empty cubes.  Privacy: with the features fixed, changing one
+    label moves one cube's clipped mean by at most 2T/n_l, the Laplace scale
+    over ε, so the release is ε-label CDP (Theorems 8, 12).
+
+    ``protection="features+label"``:  η̂_l = Σ Clip(Y_i, T)/(n_l ∨ n_0) + Lap(6T/(n_0 ε)),
+    n_0 = n0_fraction · N h^d (35), default c θ/2 with c = 1 and θ = 2^(−d)
+    for the uniform density on [0,1]^d.  Privacy (Theorem 14): replacing one
+    sample changes at most two cubes; in each, S/(n ∨ n_0) moves by at most
+    T/n_0 + |S|·|1/(n∨n_0) − 1/((n±1)∨n_0)| ≤ 2T/n_0, so the ℓ1 sensitivity
+    of the vector of cube estimates is at most 4T/n_0 ≤ 6T/n_0 and Lap(6T/(n_0 ε))
+    per cube gives ε-DP.
+
+    Clipping and noise both happen in :meth:`release`, on either path.
+    """
+
+    name = "laplace_cube"
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T, protection="label", n0_fraction=None):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        check(protection in ("label", "features+label"), "protection", protection,
+              ["label", "features+label"])
+        if n0_fraction is not None:
+            check(np.isfinite(n0_fraction) and 0 < n0_fraction <= 1, "n0_fraction", n0_fraction,
+                  "null (c θ / 2 = 2^-(d+1)) or a number in (0, 1]")
+        self.protection, self.n0_fraction = protection, n0_fraction
+        self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
+
+    def n0(self, N, h, d):
+        """(35): n_0 = N c θ h^d / 2."""
+        fraction = self.n0_fraction if self.n0_fraction is not None else 0.5 * 2.0 ** (-d)
+        return fraction * N * h ** d
+
+    def location_and_scale(self, data, N, h, d):
+        """The law of the release: per-cube Laplace location and scale (NaN scale: released 0)."""
+        n, S = data.n(), data.clipped_sums(self.T)
+        if self.protection == "label":
+            occupied = n > 0
+            location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
+            scale = np.full(len(S), np.nan)
+            scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
+            return location, scale
+        n0 = self.n0(N, h, d)
+        return S / np.maximum(n, n0), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
+
+    def release(self, data, rng, N, h, d, K=None):
+        location, scale = self.location_and_scale(data, N, h, d)
+        if self.protection == "label":
+            occupied = ~np.isnan(scale)
+            estimate = location.copy()
+            estimate[occupied] += rng.laplace(0.0, scale[occupied])
+            return estimate
+        return location + rng.laplace(0.0, scale[0], size=len(location))
+
+    def __repr__(self):
+        return f"LaplaceCubeMean(epsilon={self.epsilon}, T={self.T:.4g}, protection={self.protection!r})"
+
+
+class JointLaplace(CubeSumMechanism):
+    r"""Laplace on the joint vector (cube one-hot, cube one-hot · Clip(Y, T)): ε-LDP for both.
+
+    Each user reports the 2C-vector (e_l, e_l·Clip(y, T)) for its cube l, with
+    independent Lap(4/ε) noise on the C count coordinates and Lap(4T/ε) on the
+    C sum coordinates.  Privacy: replacing (x, y) by (x', y') changes the count
+    part by at most 2 in ℓ1 and the sum part by at most 2T, so the privacy loss
+    is at most 2/(4/ε) + 2T/(4T/ε) = ε.
+
+    The estimator sums reports, n̂_l = n_l + Σ_{N} Lap(4/ε), Ŝ_l = S_l + Σ_N Lap(4T/ε)
+    (every user adds noise to every cube: ~ √N/ε per cube), and releases the
+    ratio η̂_l = Ŝ_l / max(n̂_l, floor_fraction · N h^d).
+    """
+
+    name = "joint_laplace"
+    privacy = FULL_LOCAL
+    tasks = ("regression",)
+
+    def __init__(self, epsilon, T, floor_fraction=0.5, chunk=2048):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+        check(np.isfinite(floor_fraction) and 0 < floor_fraction <= 1, "floor_fraction",
+              floor_fraction, "(0, 1]")
+        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
+        self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
+        self.count_scale, self.sum_scale = 4 / self.epsilon, 4 * self.T / self.epsilon
+
+    def location(self, y, cells, n_cells):
+        """The Laplace locations of each report: (e_l, e_l·Clip(y, T)), shape (len(y), 2, C)."""
+        loc = np.zeros((len(y), 2, n_cells))
+        rows = np.arange(len(y))
+        loc[rows, 0, cells] = 1.0
+        loc[rows, 1, cells] = np.clip(y, -self.T, self.T)
+        return loc
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        m = len(y)
+        counts = rng.laplace(0.0, self.count_scale, size=(m, n_cells))
+        sums = rng.laplace(0.0, self.sum_scale, size=(m, n_cells))
+        return self.location(y, cells, n_cells) + np.stack([counts, sums], axis=1)
+
+    def aggregate(self, reports, cells, n_cells, K):
+        return reports[:, 0].sum(axis=0), reports[:, 1].sum(axis=0)
+
+    def sample_aggregate(self, data, N, rng, K=None):
+        n, S = data.n(), data.clipped_sums(self.T)
+        return (n + laplace_sum(np.full(len(n), N), self.count_scale, rng),
+                S + laplace_sum(np.full(len(n), N), self.sum_scale, rng))
+
+    def estimate(self, n, S, N, h, d):
+        return S / np.maximum(n, self.floor_fraction * N * h ** d)
+
+    def __repr__(self):
+        return f"JointLaplace(epsilon={self.epsilon}, T={self.T:.4g})"
