@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hydra import compose, initialize_config_dir
 
-from labeldp_sim.table1.experiment import CONF_DIR
+from labeldp_sim.core.config import CONF_DIR
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ LDP = "experiment=cls_label_ldp"
 NP = "experiment=cls_nonprivate"
 KC = "experiment=kclass_fig2a"
 DG = "experiment=kclass_digits"
+UL = "experiment=ul_mean_1d"
 
 # (case id, argv, expected key).  Cases whose argv sets paths.results_dir themselves
 # get no @OUT; every other case is given paths.results_dir=@OUT.
@@ -152,6 +153,21 @@ CASES = [
     ("digits-splits-zero", [DG, "digits.splits=0"], "digits.splits"),
     ("digits-methods-unknown", [DG, "digits.methods=[magic]"], "digits.methods"),
     ("digits-unknown-key", [DG, "+digits.foo=1"], "digits.foo"),
+    # --- user-level (papers/003)
+    ("ul-task-unknown", [UL, "userlevel.task=magic"], "userlevel.task"),
+    ("ul-family-unknown", [UL, "userlevel.family.name=magic"], "userlevel.family.name"),
+    ("ul-family-param-bad", [UL, "userlevel.family.s=2"], "userlevel.family.s"),
+    ("ul-estimator-unknown", [UL, "+userlevel.estimators.magic={rate: thm1_alg1}"], "userlevel.estimators"),
+    ("ul-rate-unknown", [UL, "userlevel.estimators.naive.rate=magic"], "userlevel.estimators.naive.rate"),
+    ("ul-sweep-axis-unknown", [UL, "+userlevel.sweeps.k={values: [1, 2], n: 4, m: 4, eps: 1}"],
+     "userlevel.sweeps.k"),
+    ("ul-sweep-values-repeated", [UL, "userlevel.sweeps.m.values=[16,16]"], "userlevel.sweeps.m.values"),
+    ("ul-eps-zero", [UL, "userlevel.sweeps.n.eps=0"], "userlevel.sweeps.n.eps"),
+    ("ul-trials-one", [UL, "userlevel.trials=1"], "userlevel.trials"),
+    ("ul-path-unknown", [UL, "userlevel.path=magic"], "userlevel.path"),
+    ("ul-per-user-too-big", [UL, "userlevel.path=per_user"], "userlevel.path"),
+    ("ul-unknown-key", [UL, "+userlevel.foo=1"], "userlevel.foo"),
+    ("ul-kind-rates", [UL, "kind=rates"], "kind"),
 ]
 
 # The cases above that need the command line itself (Hydra grammar, struct mode,

@@ -1,0 +1,310 @@
+r"""User-level LDP experiments (papers/003): a family, estimators and sweeps in n, m, ε and d.
+
+An experiment (``kind: userlevel``) names one task, one family and the
+estimators to compare on it, each with the rate of the theory registry
+(:mod:`.theory`) its slopes are compared with::
+
+    userlevel:
+      task: mean
+      family: {name: fixed, D: 1.0, s: 0.3}
+      estimators: {alg1: {rate: thm1_alg1}, naive: {rate: naive_laplace}}
+      d: [1]
+      trials: 200
+      path: sufficient
+      sweeps:
+        n: {values: [8192, 32768, 131072], m: 4096, eps: 1.0}
+        m: {values: [16, 256, 4096], n: 32768, eps: 1.0}
+
+A trial is one (estimator, point (n, m, ε, d), replicate); its random stream is
+keyed on exactly those, so a point shared by two sweeps is computed once and a
+trial's numbers do not depend on the rest of the grid.  Trials go through the
+core runner and trial store (resume, reuse line, Ctrl-C), like every other kind.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from joblib import delayed
+
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node, eps_allowed,
+                           validate_common)
+from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.points import keyed_rng
+from ..core.provenance import config_key
+from ..core.runner import Plan
+from ..core.store import Column, Schema
+from .theory import RATES
+
+__all__ = ["UserLevelSpec", "UserPoint", "validate_userlevel", "UserLevelPlan", "USERLEVEL_TRIALS",
+           "TASKS", "AXES", "families", "estimators"]
+
+TASKS = ("mean", "so", "classification", "regression")
+AXES = ("n", "m", "eps", "d")
+NODE_KEYS = ("task", "family", "estimators", "d", "trials", "path", "sweeps", "min_stage1_success")
+PATHS = ("sufficient", "per_user")
+MAX_D = 4096
+
+
+def families(task: str) -> dict:
+    """name -> family class of one task."""
+    if task == "mean":
+        from .families import FAMILIES
+    else:
+        from .learning import FAMILIES
+    return {name: cls for name, cls in FAMILIES.items() if _task_of(cls, task)}
+
+
+def estimators(task: str) -> dict:
+    """name -> estimator class of one task."""
+    if task == "mean":
+        from .mean import ESTIMATORS
+    else:
+        from .learning import ESTIMATORS
+    return {name: cls for name, cls in ESTIMATORS.items() if getattr(cls, "task", "mean") == task}
+
+
+def _task_of(cls, task: str) -> bool:
+    own = getattr(cls, "task", None)
+    return own is None or own == task
+
+
+@dataclass(frozen=True)
+class UserPoint:
+    """One point of a sweep: n users, m samples each, ε, dimension d."""
+
+    n: int
+    m: int
+    eps: float
+    d: int
+
+    @property
+    def key(self) -> str:
+        return f"n{self.n}-m{self.m}-e{self.eps!r}-d{self.d}"
+
+    def value(self, axis: str) -> float:
+        return float(getattr(self, axis))
+
+
+@dataclass
+class UserLevelSpec:
+    """A validated ``kind: userlevel`` experiment.
+
+    Attributes
+    ----------
+    name, task : experiment name and task
+    family : the family object; family_name its name
+    estimators : dict name -> estimator object
+    rates : dict estimator name -> rate names in :data:`~.theory.RATES` (the first gives the verdict;
+        the others are fitted beside it, e.g. a theorem's unit-constant form next to its proof's constants)
+    sweeps : dict axis -> list of :class:`UserPoint` (in sweep order)
+    trials : replicates per point
+    path : "sufficient" or "per_user"
+    min_stage1_success : points whose stage-I success rate is below it are flagged
+    seed, runner, results_dir, config_key, tol, min_points : as every kind
+    """
+
+    name: str
+    task: str
+    family: object
+    family_name: str
+    family_params: dict
+    estimators: dict
+    rates: dict
+    sweeps: dict
+    trials: int
+    path: str
+    min_stage1_success: float
+    seed: int
+    runner: RunnerSettings
+    results_dir: Path
+    config_key: str
+    tol: float
+    min_points: int
+
+    def points(self) -> list:
+        """Every distinct point of every sweep, in sweep order."""
+        return list(dict.fromkeys(pt for pts in self.sweeps.values() for pt in pts))
+
+
+def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
+    """``classes[name](**params)``; its own errors are blamed on ``prefix.<argument>``."""
+    check(name in classes, name_key, name, sorted(classes))
+    try:
+        return classes[name](**params)
+    except ConfigError as err:
+        raise err.under(prefix) from None
+    except TypeError as err:
+        raise ConfigError(prefix, params, f"parameters of {classes[name].__name__} ({err})") from None
+
+
+def _check_n(key, v):
+    check(is_int(v) and 2 <= v <= MAX_N, key, v, "integers in [2, 2**53]")
+    return int(v)
+
+
+def _check_m(key, v):
+    check(is_int(v) and 1 <= v <= 2 ** 40, key, v, "integers in [1, 2**40]")
+    return int(v)
+
+
+def _check_eps(key, v):
+    check(is_number(v) and EPS_MIN <= v <= EPS_MAX, key, v, eps_allowed())
+    return float(v)
+
+
+def _check_d(key, v):
+    check(is_int(v) and 1 <= v <= MAX_D, key, v, f"integers in [1, {MAX_D}]")
+    return int(v)
+
+
+CHECKS = {"n": _check_n, "m": _check_m, "eps": _check_eps, "d": _check_d}
+
+
+def _sweeps(node: dict, dims: list) -> dict:
+    sweeps = node["sweeps"]
+    check(isinstance(sweeps, dict) and sweeps, "userlevel.sweeps", sweeps,
+          f"a mapping axis -> {{values, and the other axes}}, axes in {AXES}")
+    out = {}
+    for axis, sweep in sweeps.items():
+        check(axis in AXES, f"userlevel.sweeps.{axis}", sweep, list(AXES))
+        others = [a for a in ("n", "m", "eps") if a != axis]
+        allowed = ["values", *others] + (["d"] if axis == "d" else [])
+        check(isinstance(sweep, dict), f"userlevel.sweeps.{axis}", sweep, f"a mapping with keys {allowed}")
+        for key in sweep:
+            check(key in allowed, f"userlevel.sweeps.{axis}.{key}", sweep[key], allowed)
+        for key in ["values", *others]:
+            check(key in sweep, f"userlevel.sweeps.{axis}.{key}", None, "a value (it is required)")
+        check_fn = CHECKS[axis]
+        values = check_list(f"userlevel.sweeps.{axis}.values", sweep["values"],
+                            lambda v: _passes(check_fn, v), _allowed_text(axis), "[1024, 4096]")
+        fixed = {a: CHECKS[a](f"userlevel.sweeps.{axis}.{a}", sweep[a]) for a in others}
+        points = []
+        for d in ([None] if axis == "d" else dims):
+            for v in values:
+                coords = {**fixed, axis: CHECKS[axis](f"userlevel.sweeps.{axis}.values", v)}
+                if axis != "d":
+                    coords["d"] = d
+                points.append(UserPoint(coords["n"], coords["m"], coords["eps"], coords["d"]))
+        out[axis] = points
+    return out
+
+
+def _passes(fn, v) -> bool:
+    try:
+        fn("x", v)
+        return True
+    except ConfigError:
+        return False
+
+
+def _allowed_text(axis: str) -> str:
+    return {"n": "integers in [2, 2**53]", "m": "integers in [1, 2**40]", "eps": eps_allowed(),
+            "d": f"integers in [1, {MAX_D}]"}[axis]
+
+
+def validate_userlevel(cfg) -> UserLevelSpec:
+    """Validate a ``kind: userlevel`` config into a :class:`UserLevelSpec`; compute nothing."""
+    basics = validate_common(cfg, "userlevel")
+    node = config_node(cfg, "userlevel", NODE_KEYS, required=("task", "family", "estimators", "d", "trials",
+                                                              "sweeps"))
+    task = node["task"]
+    check(task in TASKS, "userlevel.task", task, list(TASKS))
+    fam_node = node["family"]
+    check(isinstance(fam_node, dict) and "name" in fam_node, "userlevel.family", fam_node,
+          "a mapping with a name and the family's parameters")
+    fam_params = {k: v for k, v in fam_node.items() if k != "name"}
+    family = _build(families(task), fam_node["name"], fam_params, "userlevel.family.name", "userlevel.family")
+    est_node = node["estimators"]
+    check(isinstance(est_node, dict) and est_node, "userlevel.estimators", est_node,
+          "a mapping estimator name -> {rate: <registry name>, parameters...}")
+    classes = estimators(task)
+    built, rates = {}, {}
+    for name, params in est_node.items():
+        params = dict(params or {})
+        check(name in classes, "userlevel.estimators", name, sorted(classes))
+        rate = params.pop("rate", None)
+        listed = rate if isinstance(rate, list) and rate else [rate]
+        for r in listed:
+            check(r in RATES, f"userlevel.estimators.{name}.rate", r,
+                  f"a rate of the registry, or a list of them (the first is the verdict's): {', '.join(sorted(RATES))}")
+        built[name] = _build(classes, name, params, "userlevel.estimators", f"userlevel.estimators.{name}")
+        rates[name] = [str(r) for r in listed]
+    dims = [_check_d("userlevel.d", v) for v in check_list("userlevel.d", node["d"], is_int,
+                                                          f"integers in [1, {MAX_D}]", "[1, 8]")]
+    trials = node["trials"]
+    check(is_int(trials) and 2 <= trials <= 1_000_000, "userlevel.trials", trials, "an integer in [2, 10**6]")
+    path = node.get("path", "sufficient")
+    check(path in PATHS, "userlevel.path", path, list(PATHS))
+    floor = node.get("min_stage1_success", 0.99)
+    check(is_number(floor) and 0 <= floor <= 1, "userlevel.min_stage1_success", floor, "a number in [0, 1]")
+    sweeps = _sweeps(node, dims)
+    if path == "per_user":
+        big = max(pt.n * pt.m * pt.d for pts in sweeps.values() for pt in pts)
+        check(big <= 50_000_000, "userlevel.path", path,
+              f"sufficient (per-user samples n·m·d <= 5e7; the grid reaches {big:.3g})")
+    parts = {"task": task, "family": fam_node, "estimators": est_node, "path": path, "seed": basics.seed}
+    return UserLevelSpec(
+        name=basics.name, task=task, family=family, family_name=str(fam_node["name"]), family_params=fam_params,
+        estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
+        min_stage1_success=float(floor), seed=basics.seed, runner=basics.runner,
+        results_dir=basics.results_dir, config_key=config_key(parts, "userlevel"), tol=basics.tol,
+        min_points=basics.min_points)
+
+
+USERLEVEL_TRIALS = Schema("userlevel_trials", (
+    Column("experiment", "TEXT"), Column("config_key", "TEXT"), Column("seed_key", "TEXT"),
+    Column("estimator", "TEXT"), Column("family", "TEXT"), Column("n", "INTEGER"), Column("m", "INTEGER"),
+    Column("eps", "REAL"), Column("d", "INTEGER"), Column("replicate", "INTEGER"), Column("error", "REAL"),
+    Column("stage1_ok", "REAL"), Column("in_regime", "BOOLEAN"), Column("groups", "INTEGER"),
+    Column("path", "TEXT"), Column("seconds", "REAL"),
+), key=("experiment", "config_key", "seed_key", "estimator"))
+
+
+def _records(estimator_name, estimator, family, family_name, point: UserPoint, reps, seed, path) -> pd.DataFrame:
+    rows = []
+    for r in reps:
+        start = time.perf_counter()
+        rng = keyed_rng(seed, "userlevel", estimator_name, point.key, r)
+        out = estimator.trial(family, point.n, point.m, point.eps, point.d, rng, path=path)
+        ok = out.get("stage1_ok")
+        rows.append({"seed_key": f"{point.key}-{r}", "estimator": estimator_name, "family": family_name,
+                     "n": point.n, "m": point.m, "eps": point.eps, "d": point.d, "replicate": r,
+                     "error": float(out["error"]), "stage1_ok": np.nan if ok is None else float(bool(ok)),
+                     "in_regime": bool(out.get("in_regime", True)), "groups": int(out.get("groups", 1)),
+                     "path": path, "seconds": round(time.perf_counter() - start, 6)})
+    return pd.DataFrame(rows)
+
+
+class UserLevelPlan(Plan):
+    """Every estimator × point × replicate of one user-level experiment."""
+
+    schema = USERLEVEL_TRIALS
+    package = "userlevel"
+
+    def __init__(self, spec: UserLevelSpec):
+        self.spec = spec
+        self.experiment = spec.name
+        self.config_key = spec.config_key
+        self.runner = spec.runner
+        self._points = {f"{pt.key}-{r}": (pt, r) for pt in spec.points() for r in range(spec.trials)}
+
+    def wanted(self) -> list:
+        return [(key, name) for name in self.spec.estimators for key in self._points]
+
+    def tasks(self, todo: list) -> list:
+        s = self.spec
+        groups: dict = {}
+        for key, name in todo:
+            point, r = self._points[key]
+            groups.setdefault((name, point), []).append(r)
+        calls = []
+        for (name, point), reps in groups.items():
+            for start in range(0, len(reps), s.runner.chunk):
+                calls.append(delayed(_records)(name, s.estimators[name], s.family, s.family_name, point,
+                                               reps[start:start + s.runner.chunk], s.seed, s.path))
+        return calls

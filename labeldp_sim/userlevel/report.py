@@ -1,0 +1,267 @@
+r"""User-level outputs: per-point summaries, slope fits against the theory registry, plots and
+"Table 1, measured" (papers/003).
+
+**Flagged points.**  A point is left out of every fit, and says why in
+``summary.csv``, when stage I of a two-stage estimator failed in more than
+``1 − min_stage1_success`` of its trials (the true mean fell outside [L, R]:
+the MSE then jumps by orders of magnitude, SPEC §7), or when the estimator
+says the point is out of its theorem's regime ((group size)·(ε²∧1) < 1000, or
+the theorem's condition n(ε²∧1) ≳ ln m fails).
+
+**Expected slopes.**  Each estimator's slope on log n, log m, log ε or log d is
+compared with the local slope of the FULL stated rate over the fitted points
+(:func:`~.theory.expected_slope`: log factors such as (2)'s ln n included), with
+the equivalence verdict of SPEC §5 at ``fit.tol``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..core.fit import fit_slope, verdict  # noqa: E402
+from ..core.report import markdown_table, plot_rates  # noqa: E402
+from ..core.store import atomic_write  # noqa: E402
+from .theory import RATES, SLIPS, TABLE1_ROWS, expected_slope  # noqa: E402
+
+__all__ = ["summarize", "fit_userlevel", "write_userlevel", "write_table1", "TRIAL_COLUMNS"]
+
+TRIAL_COLUMNS = ["experiment", "config_key", "seed_key", "estimator", "family", "n", "m", "eps", "d",
+                 "replicate", "error", "stage1_ok", "in_regime", "groups", "path", "seconds", "run_id",
+                 "computed_by"]
+FAMILY_ARGS = ("p", "D", "M_p")
+AXIS_WORDS = {"n": "n (users)", "m": "m (samples per user)", "eps": "ε", "d": "d"}
+
+
+def summarize(spec, trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per (axis, estimator, point): mean error, se, stage-I success, flag and why."""
+    grouped = trials.groupby(["estimator", "n", "m", "eps", "d"], sort=False)
+    stats = grouped.agg(mean=("error", "mean"), sd=("error", "std"), trials=("error", "size"),
+                        stage1_success=("stage1_ok", "mean"), in_regime=("in_regime", "all"),
+                        seconds=("seconds", "sum")).reset_index()
+    stats["se"] = stats.sd / np.sqrt(stats.trials)
+    rows = []
+    for axis, points in spec.sweeps.items():
+        for order, pt in enumerate(points):
+            part = stats[(stats.n == pt.n) & (stats.m == pt.m) & (stats.eps == pt.eps) & (stats.d == pt.d)]
+            for _, r in part.iterrows():
+                reasons = []
+                if np.isfinite(r.stage1_success) and r.stage1_success < spec.min_stage1_success:
+                    reasons.append(f"stage I failed in {1 - r.stage1_success:.1%} of trials")
+                if not r.in_regime:
+                    reasons.append("out of the theorem's regime (group size·(ε²∧1) < 1000 or n(ε²∧1) < c1 ln m)")
+                rows.append({"experiment": spec.name, "family": spec.family_name, "axis": axis, "order": order,
+                             "estimator": r.estimator, "rate": spec.rates[r.estimator][0], "n": int(r.n),
+                             "m": int(r.m), "eps": float(r.eps), "d": int(r.d), "mean": r["mean"], "se": r.se,
+                             "trials": int(r.trials), "stage1_success": r.stage1_success,
+                             "in_regime": not reasons, "flag": "; ".join(reasons), "seconds": r.seconds})
+    return pd.DataFrame(rows)
+
+
+def _fixed(spec, row) -> dict:
+    fixed = {"n": row.n, "m": row.m, "eps": row.eps, "d": row.d}
+    fixed.update({k: float(v) for k, v in spec.family_params.items() if k in FAMILY_ARGS})
+    return fixed
+
+
+def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (estimator, axis, d): slope with CI, the expected local slope, a verdict."""
+    rows = []
+    series = summary.assign(series_d=np.where(summary.axis == "d", 0, summary.d))
+    for (estimator, axis, d), group in series.groupby(["estimator", "axis", "series_d"], sort=False):
+        used = group[group.in_regime & (group["mean"] > 0) & (group.se > 0)]
+        first = group.iloc[0]
+        fixed = {k: v for k, v in _fixed(spec, first).items() if k != axis}
+        fitted = fit_slope(used[axis], used["mean"], used["se"]) if len(used) >= max(spec.min_points, 2) else None
+        for rank, name in enumerate(spec.rates[estimator]):
+            rate = RATES[name]
+            row = {"experiment": spec.name, "family": spec.family_name,
+                   "minimax_hard": bool(getattr(spec.family, "minimax_hard", False)), "estimator": estimator,
+                   "axis": axis, "d": int(first.d) if axis != "d" else 0,
+                   "fixed": ", ".join(f"{k}={v:g}" for k, v in fixed.items() if k in ("n", "m", "eps", "d")),
+                   "rate": rate.name, "rate_formula": rate.formula, "rate_source": rate.source,
+                   "log_factors": rate.log_factors, "tol": spec.tol, "points": len(used),
+                   "points_total": len(group), "flagged": int((~group.in_regime).sum()), "primary": rank == 0,
+                   "x_min": float(used[axis].min()) if len(used) else np.nan,
+                   "x_max": float(used[axis].max()) if len(used) else np.nan}
+            if fitted is not None:
+                theory = expected_slope(rate, axis, used[axis].to_numpy(float), {**_fixed(spec, first)})
+                row.update(fitted, theory=theory,
+                           verdict=verdict(fitted["ci_low"], fitted["ci_high"], theory, spec.tol))
+                row["reason"] = _reason(row, group)
+            else:
+                row.update(slope=np.nan, se=np.nan, ci_low=np.nan, ci_high=np.nan, intercept=np.nan,
+                           birge=np.nan, theory=np.nan, verdict="too few points",
+                           reason=f"{len(used)} of {len(group)} points usable; flagged: "
+                                  + "; ".join(sorted(set(group.flag[group.flag != ""]))))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _reason(row: dict, group: pd.DataFrame) -> str:
+    if row["verdict"] == "consistent":
+        return ""
+    notes = []
+    width = (row["ci_high"] - row["ci_low"]) / 2
+    if row["verdict"] == "inconclusive" and width > row["tol"]:
+        notes.append(f"CI half-width {width:.3f} > tol {row['tol']}: more trials would decide")
+    elif row["verdict"] == "inconclusive":
+        notes.append("CI straddles the tolerance band edge")
+    else:
+        notes.append(f"slope {row['slope']:.3f} vs the stated rate's local slope {row['theory']:.3f}")
+    if row["flagged"]:
+        notes.append(f"{row['flagged']} flagged point(s) left out")
+    if not row["minimax_hard"]:
+        notes.append("fixed instance (not minimax-hard)")
+    return "; ".join(notes)
+
+
+def write_userlevel(spec, trials: pd.DataFrame, summary: pd.DataFrame, fits: pd.DataFrame, out: Path) -> None:
+    """trials.csv, summary.csv, fit.csv and rate.png of one experiment."""
+    atomic_write(out / "trials.csv", lambda p: trials[[c for c in TRIAL_COLUMNS if c in trials]].to_csv(p, index=False))
+    atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+    atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
+    ylabel = {"mean": "E||μ̂−μ||²", "so": "E||θ̂−θ*||₂", "classification": "excess risk",
+              "regression": "E∫(η̂−η)²f"}[spec.task]
+    for d in sorted(set(summary.d[summary.axis != "d"])) or [None]:
+        part = summary[(summary.axis == "d") | (summary.d == d)] if d is not None else summary
+        fit_part = fits[(fits.axis == "d") | (fits.d == d)] if d is not None else fits
+        name = "rate.png" if d == min(set(summary.d[summary.axis != "d"]), default=None) else f"rate_d{d}.png"
+        atomic_write(out / name, lambda p: plot_rates(part, fit_part, p, f"{spec.name} (d={d})", series="estimator",
+                                                      ylabel=ylabel, xlabels=AXIS_WORDS))
+
+
+# --------------------------------------------------------------------------- Table 1, measured
+
+
+def _load(base: Path, name: str) -> pd.DataFrame:
+    frames = [pd.read_csv(p) for p in sorted(base.glob(f"*/{name}"))]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+BASELINES = "Baselines (Proposition 1 and the naive user mean)"
+# the Table 1 row each rate speaks to (d = 1 and constant forms included)
+ROW_OF_RATE = {"thm1_alg1": "mean_bounded_l2", "alg1_constants": "mean_bounded_l2", "thm2_lower": "mean_bounded_l2",
+               "thm5_l2": "mean_bounded_l2", "thm6_lower": "mean_bounded_l2", "thm4_linf": "mean_bounded_linf",
+               "alg2_constants": "mean_bounded_linf", "thm7_lower": "mean_bounded_linf",
+               "thm3_heavy": "mean_heavy", "rem2_heavy_l2": "mean_heavy", "rem2_heavy_coord": "mean_heavy",
+               "spike_lower": "mean_heavy", "thm8_so": "so", "thm9_cls": "classification",
+               "thm10_lower": "classification", "thm11_reg": "regression", "thm12_lower": "regression"}
+
+
+def _row_of(rate: str) -> str:
+    key = ROW_OF_RATE.get(rate)
+    return next((r.task for r in TABLE1_ROWS if r.key == key), BASELINES)
+
+
+def _f(x, digits=3):
+    return "—" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def write_table1(base: Path) -> pd.DataFrame:
+    """results/userlevel/table1.{csv,md}, error_vs_m.png and exponents.png from every experiment's fits."""
+    fits = _load(base, "fit.csv")
+    if fits.empty:
+        return fits
+    lines = ["# Table 1, measured (papers/003, user-level LDP)", "",
+             "Each row: one estimator's slope of log error on one log axis, a weighted fit over the points",
+             "that were not flagged (stage-I failures, out-of-regime groups), against the local slope of the",
+             f"FULL stated rate over the same points (log factors included; tolerance ±{fits.tol.iloc[0]:g}).",
+             "Errors: E||μ̂−μ||² for means, E||θ̂−θ*||₂ for SO, excess risk for classification, "
+             "E∫(η̂−η)²f for regression.", "Generated by `labeldp_sim.userlevel.report`.", ""]
+    header = ["experiment", "estimator", "family", "axis", "d", "fixed", "slope [95% CI]", "expected",
+              "rate (source)", "verdict", "points", "reason"]
+    primary = fits[fits.primary].drop_duplicates(["experiment", "estimator"]).set_index(["experiment", "estimator"]).rate
+    fits["table1_row"] = [_row_of(primary.get((e, s), r)) for r, e, s in zip(fits.rate, fits.experiment, fits.estimator)]
+    atomic_write(base / "table1.csv", lambda p: fits.to_csv(p, index=False))
+    for task in dict.fromkeys([r.task for r in TABLE1_ROWS] + [BASELINES]):
+        part = fits[fits.table1_row == task]
+        if part.empty:
+            continue
+        entry = next((r.entry for r in TABLE1_ROWS if r.task == task), "")
+        lines += [f"## {task}" + (f": {entry}" if entry else ""), ""]
+        lines += markdown_table(header, [
+            [r.experiment, r.estimator, r.family + ("" if r.minimax_hard else " (fixed)"), r.axis,
+             r.d if r.axis != "d" else "swept", r.fixed,
+             f"{_f(r.slope)} [{_f(r.ci_low)}, {_f(r.ci_high)}]", _f(r.theory), f"{r.rate} ({r.rate_source})",
+             r.verdict if r.primary else f"({r.verdict}; beside the verdict)", f"{r.points}/{r.points_total}",
+            r.reason if isinstance(r.reason, str) else ""]
+            for r in part.itertuples()])
+        lines.append("")
+    lines += _baselines_section(fits)
+    lines += ["## Slips of papers/003 and what the harness does", ""]
+    lines += [f"- **{s.key}** ({s.where}): {s.what} — {s.harness}" for s in SLIPS]
+    atomic_write(base / "table1.md", lambda p: p.write_text("\n".join(lines) + "\n"))
+    _plot_error_vs_m(base)
+    _plot_exponents(fits, base / "exponents.png")
+    return fits
+
+
+def _baselines_section(fits: pd.DataFrame) -> list:
+    m_fits = fits[(fits.axis == "m") & fits.primary & fits.estimator.isin(["alg1", "naive", "one_sample", "item"])]
+    if m_fits.empty:
+        return []
+    words = {"alg1": "Algorithm 1 (−1 expected)", "naive": "naive user mean + Laplace (0)",
+             "one_sample": "P1b, one sample per user (0)", "item": "P1a, item-level ε/m on every sample (+1)"}
+    lines = ["## Why Algorithm 1 matters: slopes in m", ""]
+    lines += markdown_table(["experiment", "estimator", "m-slope [95% CI]", "expected", "verdict"], [
+        [r.experiment, words[r.estimator], f"{_f(r.slope)} [{_f(r.ci_low)}, {_f(r.ci_high)}]", _f(r.theory),
+         r.verdict] for r in m_fits.itertuples()])
+    return lines + ["", "See `error_vs_m.png`.", ""]
+
+
+def _plot_error_vs_m(base: Path) -> None:
+    summary = _load(base, "summary.csv")
+    if summary.empty:
+        return
+    part = summary[(summary.axis == "m") & summary.estimator.isin(["alg1", "naive", "one_sample", "item"])]
+    if part.empty:
+        return
+    fig, axes = plt.subplots(1, part.experiment.nunique(), figsize=(6 * part.experiment.nunique(), 4.2),
+                             squeeze=False)
+    for ax, (name, exp) in zip(axes[0], part.groupby("experiment")):
+        for est, group in exp.groupby("estimator"):
+            ok = group.in_regime.astype(bool)
+            line = ax.errorbar(group.m[ok], group["mean"][ok], yerr=1.96 * group.se[ok], marker="o", capsize=3,
+                               label=est)
+            if (~ok).any():
+                ax.errorbar(group.m[~ok], group["mean"][~ok], yerr=1.96 * group.se[~ok], fmt="o", mfc="none",
+                            color=line[0].get_color(), alpha=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("m (samples per user)")
+        ax.set_ylabel("E(μ̂−μ)²")
+        ax.set_title(f"{name}: n = {int(exp.n.iloc[0])}, ε = {exp.eps.iloc[0]:g} (hollow: flagged)", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    atomic_write(base / "error_vs_m.png", lambda p: fig.savefig(p, dpi=110))
+    plt.close(fig)
+
+
+def _plot_exponents(fits: pd.DataFrame, path: Path) -> None:
+    ok = fits[np.isfinite(fits.slope) & fits.primary.astype(bool)]
+    if ok.empty:
+        return
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    colors = {"consistent": "tab:green", "inconsistent": "tab:red"}
+    for r in ok.itertuples():
+        ax.errorbar(r.theory, r.slope, yerr=[[r.slope - r.ci_low], [r.ci_high - r.slope]], fmt="o",
+                    color=colors.get(r.verdict.split(" ")[0], "tab:orange"), capsize=2)
+        ax.annotate(f"{r.experiment}/{r.estimator}/{r.axis}", (r.theory, r.slope), fontsize=5, alpha=0.7)
+    lo, hi = min(ok.theory.min(), ok.ci_low.min()) - 0.2, max(ok.theory.max(), ok.ci_high.max()) + 0.2
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+    ax.set_xlabel("expected local slope of the stated rate")
+    ax.set_ylabel("measured slope (95% CI)")
+    ax.set_title("papers/003: exponents, measured vs stated\n(green consistent, orange inconclusive, red inconsistent)",
+                 fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    atomic_write(path, lambda p: fig.savefig(p, dpi=110))
+    plt.close(fig)

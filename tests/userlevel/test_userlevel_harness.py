@@ -1,0 +1,80 @@
+"""User-level experiments on the shared harness: store, resume, reproducibility, flags, fits, reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labeldp_sim.core.cli import run_experiment, validate_job
+from labeldp_sim.userlevel.experiments import UserLevelPlan, validate_userlevel
+from labeldp_sim.userlevel.report import fit_userlevel, summarize
+
+SMALL = ["experiment=ul_mean_1d", "userlevel.trials=6", "runner.progress=false", "runner.n_jobs=1",
+         "userlevel.sweeps.n.values=[4096,16384]", "userlevel.sweeps.m.values=[64,256,1024]",
+         "userlevel.sweeps.n.m=256", "userlevel.sweeps.m.n=4096"]
+
+
+def test_a_run_writes_outputs_and_a_rerun_reuses_every_trial(make_cfg, tmp_path, capsys):
+    cfg = make_cfg([*SMALL, f"paths.results_dir={tmp_path}"])
+    first = run_experiment(cfg)
+    out = tmp_path / "userlevel" / "ul_mean_1d"
+    for name in ("trials.csv", "summary.csv", "fit.csv", "rate.png", "provenance.json", "config.yaml"):
+        assert (out / name).exists(), name
+    for name in ("table1.md", "table1.csv", "error_vs_m.png", "exponents.png"):
+        assert (tmp_path / "userlevel" / name).exists(), name
+    # 4 estimators × (2 + 3 − 1 shared) points × 6 trials: the n- and m-sweeps share (4096, 256)
+    assert len(first["trials"]) == 4 * 4 * 6
+    capsys.readouterr()
+    again = run_experiment(cfg)
+    assert "96 reused" in capsys.readouterr().out
+    pd.testing.assert_frame_equal(first["trials"][["seed_key", "estimator", "error"]],
+                                  again["trials"][["seed_key", "estimator", "error"]])
+    table = (tmp_path / "userlevel" / "table1.md").read_text()
+    assert "Why Algorithm 1 matters" in table and "Slips of papers/003" in table
+
+
+def test_numbers_do_not_depend_on_jobs_or_on_the_rest_of_the_grid(make_cfg, tmp_path):
+    def errors(extra, sub):
+        spec = validate_job(make_cfg([*SMALL, f"paths.results_dir={tmp_path / sub}", *extra]))
+        plan = UserLevelPlan(spec)
+        frames = [call[0](*call[1], **call[2]) for call in plan.tasks(plan.wanted())]
+        frame = pd.concat(frames).set_index(["seed_key", "estimator"]).error
+        return frame.sort_index()
+
+    base = errors([], "a")
+    fewer = errors(["userlevel.sweeps.m.values=[256]"], "b")
+    shared = fewer.index.intersection(base.index)
+    assert len(shared) > 0
+    np.testing.assert_array_equal(base[shared].to_numpy(), fewer[shared].to_numpy())
+
+
+def test_tiny_stage_one_groups_are_flagged_and_left_out_of_the_fit(make_cfg, tmp_path):
+    """n ε² ≤ 128 users per stage: far below SPEC §7's ≈1000, so Algorithm 1's points are flagged
+    (the baselines have no stage I and stay in)."""
+    spec = validate_userlevel(make_cfg([*SMALL, f"paths.results_dir={tmp_path}",
+                                        "userlevel.sweeps.n.values=[64,128,256]", "userlevel.sweeps.n.m=1024",
+                                        "userlevel.estimators={alg1: {rate: alg1_constants}}"]))
+    plan = UserLevelPlan(spec)
+    trials = pd.concat([call[0](*call[1], **call[2]) for call in plan.tasks(plan.wanted())])
+    trials["experiment"] = spec.name
+    summary = summarize(spec, trials)
+    small = summary[(summary.axis == "n") & (summary.estimator == "alg1")]
+    assert not small.in_regime.any()
+    assert all(small.flag.str.len() > 0)
+    fits = fit_userlevel(spec, summary)
+    row = fits[(fits.axis == "n") & (fits.estimator == "alg1")].iloc[0]
+    assert row.verdict == "too few points" and row.points == 0
+
+
+@pytest.mark.parametrize("rate,expected", [("alg1_constants", -1.0)])
+def test_m_slope_of_algorithm_one_is_fitted_against_the_registry(make_cfg, tmp_path, rate, expected):
+    spec = validate_userlevel(make_cfg([*SMALL, f"paths.results_dir={tmp_path}", "userlevel.trials=40",
+                                        f"userlevel.estimators={{alg1: {{rate: {rate}}}}}"]))
+    plan = UserLevelPlan(spec)
+    trials = pd.concat([call[0](*call[1], **call[2]) for call in plan.tasks(plan.wanted())])
+    fits = fit_userlevel(spec, summarize(spec, trials))
+    row = fits[(fits.axis == "m") & (fits.estimator == "alg1")].iloc[0]
+    assert row.theory == pytest.approx(expected, abs=1e-9)
+    # 40 trials: the slope's own CI must cover the stated slope within a few standard errors
+    assert abs(row.slope - expected) < 4 * row.se + 0.05
