@@ -34,9 +34,13 @@ def quick_run(tmp_path_factory):
 
 
 def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
-    assert set(REAL) == {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace",
-                         "laplace_cube", "laplace_cube_full", "joint_laplace", "rr", "rr_with_prior", "alibi"}
+    label_level = {name for name in REAL if not name.startswith("ul_")}
+    assert label_level == {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace",
+                           "laplace_cube", "laplace_cube_full", "joint_laplace", "rr", "rr_with_prior", "alibi"}
+    user_level = {name.split(" ")[0] for name in REAL if name.startswith("ul_")}
+    assert {"ul_alg1_stage1", "ul_alg1_stage2", "ul_naive", "ul_item_level", "ul_one_sample"} <= user_level
     assert len(MUTANTS) >= 12
+    assert sum(name.startswith("ul_") for name in MUTANTS) >= 2
     for case in cases():
         assert case.mechanism.epsilon == EPSILON and case.recipe.neighbours
 

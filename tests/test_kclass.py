@@ -115,3 +115,22 @@ def test_kclass_bad_input(make_cfg, override, key):
     with pytest.raises(ConfigError) as err:
         validate_kclass(make_cfg(["experiment=kclass_fig2b", override]))
     assert err.value.key == key and "\n" not in str(err.value)
+
+
+# Golden values computed by the pre-move code (commit 84971ec, labeldp_sim/kclass.py's
+# _synthetic_trial and _digits_records): the move onto the shared core (keyed_rng for the
+# old _stream, methods.py, experiments.py) must give the same numbers from the same seeds.
+GOLDEN_SYNTHETIC = {"rr": 0.5396873464606368, "lp_2st": 0.5414853842679304, "alibi": 0.5468249586305369,
+                    "vector_approximation": 0.52972539949281, "non_private": 0.6974860666288746}
+GOLDEN_DIGITS = {"rr": 0.62708719851577, "lp_2st": 0.738404452690167, "alibi": 0.6549165120593692,
+                 "vector_approximation": 0.673469387755102, "non_private": 0.9573283858998145}
+
+
+def test_kclass_numbers_are_unchanged_by_the_move_onto_the_shared_core():
+    from labeldp_sim.kclass.experiments import _digits_records, _synthetic_trial
+
+    methods = list(GOLDEN_SYNTHETIC)
+    rows = _synthetic_trial("kclass_fig2a", 10, 0.3, 2000, 50, 1.0, 200, 0.5, methods, 20261122, 3)
+    assert {r["method"]: r["accuracy"] for r in rows} == GOLDEN_SYNTHETIC
+    digits = _digits_records(1.0, methods, 25, 0.3, 20261122, 2, 0.5)
+    assert dict(zip(digits.method, digits.accuracy)) == GOLDEN_DIGITS

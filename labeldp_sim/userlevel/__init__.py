@@ -6,6 +6,6 @@ and noise happen), ``families`` the mean-estimation instances and ``mean`` the
 estimators of Section 4 and the Proposition 1 baselines.
 """
 
-from . import kind  # noqa: E402,F401  (registers kind: userlevel)
+from . import audit, kind  # noqa: E402,F401  (registers kind: userlevel and the audit recipes)
 
-__all__ = ["kind"]
+__all__ = ["audit", "kind"]

@@ -101,6 +101,14 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
                            reason=f"{len(used)} of {len(group)} points usable; flagged: "
                                   + "; ".join(sorted(set(group.flag[group.flag != ""]))))
             rows.append(row)
+    for row in rows:  # a verdict that fails against the first rate may hold against another stated form
+        if row["primary"] and row["verdict"] != "consistent":
+            others = [o for o in rows if not o["primary"] and o["verdict"] == "consistent"
+                      and (o["estimator"], o["axis"], o["d"]) == (row["estimator"], row["axis"], row["d"])]
+            if others:
+                row["reason"] += "; " + "; ".join(
+                    f"consistent with {o['rate']} ({o['rate_source']}; log factors: {o['log_factors']})"
+                    for o in others)
     return pd.DataFrame(rows)
 
 

@@ -147,6 +147,12 @@ def _alg2_constants(n, m, eps, d, p, D, M, b, g, s2):
     return d * _alg1_constants(n / groups, m, eps_c, 1, p, D, M, b, g, s2)
 
 
+def _kashin_constants(n, m, eps, d, p, D, M, b, g, s2):
+    # Algorithm 2 on the 2d Kashin coefficients, whose sup norm is K·D/√d (K = 2.7, mean.KASHIN_K);
+    # μ̂ = Uᵀθ̂ with orthonormal columns keeps about half of the coefficients' squared error
+    return 0.5 * _alg2_constants(n, m, eps, 2 * d, p, 2.7 * D / np.sqrt(d), M, b, g, s2)
+
+
 def _thm2(n, m, eps, d, p, D, M, b, g, s2):
     return D ** 2 / (n * m * _e21(eps))
 
@@ -264,6 +270,15 @@ _RATE_LIST = [
          "√ln(n/G) inside the square",
          "The constant form of (8) for the ε ≤ d ln n regimes the harness runs.",
          _MSE, _alg2_constants),
+    Rate("kashin_constants",
+         "½·(2d)·(2G/n)·(K²D²/(dm) + 2((3h+2Δ_G)/ε_c)²), h and Δ for the sup norm KD/√d, K = 2.7",
+         "Theorem 5's proof: Algorithm 2's constant form (alg2_constants) on the 2d Kashin coefficients",
+         "upper",
+         "ℓ2 support, ||X||₂ ≤ D; ε < 2d ln n",
+         "√ln(n/G) inside the square",
+         "The constant form of (9); its local slopes differ from (9)'s unit-constant form as (55)'s "
+         "differ from (2)'s. The factor ½ (Uᵀ of orthonormal columns) does not move a slope.",
+         _MSE, _kashin_constants),
     Rate("thm2_lower",
          "D²/(nm(ε²∧1))",
          "Theorem 2, eq. (3)",
