@@ -50,6 +50,13 @@ class Plan(ABC):
     runner: object
     package: str | None = None
 
+    def __init__(self, spec):
+        """``spec``: a validated experiment with ``name``, ``config_key`` and ``runner``."""
+        self.spec = spec
+        self.experiment = spec.name
+        self.config_key = spec.config_key
+        self.runner = spec.runner
+
     @abstractmethod
     def wanted(self) -> list:
         """Row keys (tuples of ``schema.row_key`` values) of every record, in export order."""

@@ -114,22 +114,11 @@ class Check:
 class Claim:
     """One claim of papers/002 and how it is checked.
 
-    Attributes
-    ----------
-    key : str
-        Short id, e.g. ``"fig2a-va-vs-alibi-wide"``.
-    figure : str
-        The experiment it is checked on (``conf/experiment/<figure>.yaml``).
-    claim : str
-        The claim in words, quoted or paraphrased.
-    source : str
-        Where the paper makes it.
-    axis : {"K", "eps"}
-        The summary column of the x values.
-    checks : tuple of Check
-    rule : str
-        The comparison in words and the threshold's justification.
-    notes : str
+    ``key`` is a short id (e.g. ``"fig2a-va-vs-alibi-wide"``); ``figure`` the experiment it is
+    checked on (``conf/experiment/<figure>.yaml``); ``claim`` the words, quoted or paraphrased,
+    and ``source`` where the paper makes them; ``axis`` the summary column of the x values
+    ("K" or "eps"); ``checks`` its contrasts (:class:`Check`); ``rule`` the comparison in words
+    and the threshold's justification; ``notes`` anything else.
     """
 
     key: str

@@ -265,11 +265,6 @@ class _MethodTrialPlan(Plan):
 
     package = "kclass"
 
-    def __init__(self, spec):
-        self.spec = spec
-        self.experiment = spec.name
-        self.config_key = spec.config_key
-        self.runner = spec.runner
 
     @abstractmethod
     def trials(self) -> dict:

@@ -394,10 +394,8 @@ class LawFreePlan(Plan):
     package = "table1"
 
     def __init__(self, spec: LawFreeSpec):
-        self.spec = spec
-        self.experiment = f"minimax/{spec.name}"
-        self.config_key = spec.config_key
-        self.runner = spec.runner
+        super().__init__(spec)
+        self.experiment = f"minimax/{spec.name}"  # its own rows in the store, beside the law-tied run
         self._units = {}  # seed_key -> (point, G_inst, replicate)
         for point in spec.exp.points:
             for G_inst in spec.inst_grids[point.id]:

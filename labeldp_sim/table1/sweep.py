@@ -91,10 +91,8 @@ class SweepPlan(Plan):
     package = "table1"
 
     def __init__(self, exp: Experiment):
+        super().__init__(exp)
         self.exp = exp
-        self.experiment = exp.name
-        self.config_key = exp.config_key
-        self.runner = exp.runner
         self._points = {}
         for point in exp.points:
             for r in range(exp.replicates(point)):

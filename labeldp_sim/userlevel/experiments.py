@@ -287,10 +287,7 @@ class UserLevelPlan(Plan):
     package = "userlevel"
 
     def __init__(self, spec: UserLevelSpec):
-        self.spec = spec
-        self.experiment = spec.name
-        self.config_key = spec.config_key
-        self.runner = spec.runner
+        super().__init__(spec)
         self._points = {f"{pt.key}-{r}": (pt, r) for pt in spec.points() for r in range(spec.trials)}
 
     def wanted(self) -> list:

@@ -80,20 +80,29 @@ class MeanInstance:
         return f"MeanInstance(d={self.d}, m={self.m}, q={len(self.support)}, {self.params})"
 
 
-class MeanFamily(ABC):
-    """A family of mean-estimation problems; ``instance`` scales it to a point (n, m, ε, d)."""
+class Family(ABC):
+    """A family of problems of one task; ``instance`` scales it to a point (n, m, ε, d).
+
+    ``minimax_hard`` marks the lower-bound constructions; fixed instances are not.
+    """
 
     name: str = ""
-    task: str = "mean"
+    task: str = ""
     minimax_hard: bool = False
 
     @abstractmethod
-    def instance(self, rng, n, m, eps, d) -> MeanInstance:
-        """The trial's law at (n, m, ε, d); hidden signs come from ``rng``."""
+    def instance(self, rng, n, m, eps, d):
+        """The trial's law at (n, m, ε, d); its random parameters (hidden signs, ...) come from ``rng``."""
 
     def __repr__(self):
         fields = ", ".join(f"{k}={v}" for k, v in vars(self).items())
         return f"{type(self).__name__}({fields})"
+
+
+class MeanFamily(Family):
+    """A family of mean-estimation problems; ``instance`` returns a :class:`MeanInstance`."""
+
+    task: str = "mean"
 
 
 def _check_D(D):

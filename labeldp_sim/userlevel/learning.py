@@ -105,6 +105,7 @@ from scipy.linalg import hadamard
 
 from ..core.errors import check
 from .data import PATHS, UserValues, draw_users
+from .families import Family
 from .mean import (KASHIN_K, STAGE1_MIN, KashinBasis, TwoStageTuning, algorithm2, algorithm2_plan, split_sizes,
                    twostage_details)
 from .mechanisms import coordinate
@@ -379,20 +380,9 @@ class LabelInstance(ABC):
         return f"{type(self).__name__}(d={self.d}, m={self.m}, {self.params})"
 
 
-class LabelFamily(ABC):
-    """A classification or regression family; ``instance`` scales it to a point (n, m, ε, d)."""
-
-    name: str = ""
-    task: str = ""
-    minimax_hard: bool = False
-
-    @abstractmethod
-    def instance(self, rng, n, m, eps, d) -> LabelInstance:
-        """The trial's law at (n, m, ε, d); random parameters (x0, signs v) come from ``rng``."""
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v}" for k, v in vars(self).items())
-        return f"{type(self).__name__}({fields})"
+class LabelFamily(Family):
+    """A classification or regression family; ``instance`` returns a :class:`LabelInstance`
+    whose random parameters (x0, signs v) come from ``rng``."""
 
 
 def _family_point(n, m, eps, d):

@@ -267,7 +267,26 @@ class ClippedMean(UserRandomizer):
         return total + laplace_total(values.n, len(self.lo), self.scale, values.per_user, rng)
 
 
-class ItemLevelLaplace(UserRandomizer):
+class _ClippedSamples(UserRandomizer):
+    """Randomizers that clip every sample to [−D, D]^d and add Laplace noise of scale
+    sensitivity/ε: the clip and the scale live here once, for P1a and P1b."""
+
+    def __init__(self, epsilon, D, d=1):
+        super().__init__(epsilon)
+        check(np.isfinite(D) and D > 0, "D", D, "> 0")
+        check(int(d) == d and d >= 1, "d", d, "an integer >= 1")
+        self.D, self.d = float(D), int(d)
+
+    def clip(self, samples) -> np.ndarray:
+        """The clipping step, per sample and coordinate: rows = samples, shape (q, d)."""
+        return np.clip(np.asarray(samples, dtype=float).reshape(-1, self.d), -self.D, self.D)
+
+    @property
+    def scale(self) -> float:
+        return self.sensitivity / self.epsilon
+
+
+class ItemLevelLaplace(_ClippedSamples):
     r"""Proposition 1 baseline P1a: item-level (ε/m)-LDP on every sample.
 
     The report is the m noisy samples clip(X_ij, ±D) + W_ij with
@@ -293,19 +312,9 @@ class ItemLevelLaplace(UserRandomizer):
     name = "item_level"
 
     def __init__(self, epsilon, D, m, d=1):
-        super().__init__(epsilon)
-        check(np.isfinite(D) and D > 0, "D", D, "> 0")
+        super().__init__(epsilon, D, d)
         check(int(m) == m and m >= 1, "m", m, "an integer >= 1")
-        check(int(d) == d and d >= 1, "d", d, "an integer >= 1")
-        self.D, self.m, self.d = float(D), int(m), int(d)
-
-    def clip(self, samples) -> np.ndarray:
-        """The clipping step, per sample and coordinate: rows = samples, shape (q, d)."""
-        return np.clip(np.asarray(samples, dtype=float).reshape(-1, self.d), -self.D, self.D)
-
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / self.epsilon
+        self.m = int(m)
 
     @property
     def sensitivity(self) -> float:
@@ -323,7 +332,7 @@ class ItemLevelLaplace(UserRandomizer):
         return total + laplace_total(values.n * self.m, self.d, self.scale, values.per_user, rng)
 
 
-class OneSampleLaplace(UserRandomizer):
+class OneSampleLaplace(_ClippedSamples):
     r"""Proposition 1 baseline P1b: one uniformly chosen sample per user, item-level ε-LDP.
 
     Z_i = clip(X_iJ, ±D) + W_i, J ~ U{1..m}, W_i ~ Lap(2Dd/ε) per coordinate
@@ -341,20 +350,6 @@ class OneSampleLaplace(UserRandomizer):
     """
 
     name = "one_sample"
-
-    def __init__(self, epsilon, D, d=1):
-        super().__init__(epsilon)
-        check(np.isfinite(D) and D > 0, "D", D, "> 0")
-        check(int(d) == d and d >= 1, "d", d, "an integer >= 1")
-        self.D, self.d = float(D), int(d)
-
-    def clip(self, samples) -> np.ndarray:
-        """The clipping step, per sample and coordinate: rows = samples, shape (q, d)."""
-        return np.clip(np.asarray(samples, dtype=float).reshape(-1, self.d), -self.D, self.D)
-
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / self.epsilon
 
     @property
     def sensitivity(self) -> float:
