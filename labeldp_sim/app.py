@@ -17,9 +17,16 @@ def load_papers() -> None:
         importlib.import_module(name)
 
 
+def _audit(argv: list) -> int:
+    """``labeldp-sim audit [options]``: the privacy audit of every registered mechanism."""
+    from .privacy.audit import main as audit
+
+    return audit(argv)
+
+
 def main(argv: list | None = None) -> None:
     """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
     load_papers()
     from .core.cli import main as cli_main
 
-    cli_main(argv)
+    cli_main(argv, commands={"audit": _audit})

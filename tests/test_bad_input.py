@@ -1,6 +1,6 @@
 """Bad input through the command line: exit status 2, one stderr line, nothing computed or written.
 
-Every case runs ``labeldp_sim.cli.main(argv)`` in-process from an empty
+Every case runs ``labeldp_sim.app.main(argv)`` in-process from an empty
 working directory, with ``paths.results_dir=<tmp>/out`` unless the case is
 about ``paths``.  The contract checked for each case:
 
@@ -210,7 +210,7 @@ def _assert_refused(run, tmp_path: Path, capsys, key: str) -> str:
 
 @pytest.mark.parametrize("args,key", [pytest.param(a, k, id=i) for i, a, k in CASES])
 def test_bad_input_exits_2_with_one_line_and_no_trace(args, key, tmp_path, capsys, monkeypatch):
-    from labeldp_sim.core.cli import main
+    from labeldp_sim.app import main
 
     argv = _argv(args, tmp_path)
     monkeypatch.chdir(tmp_path)  # anything written relative to the working directory shows up
@@ -228,7 +228,7 @@ def test_the_table_covers_every_config_group():
 def test_a_read_only_results_parent_is_refused(tmp_path, capsys, monkeypatch):
     if os.geteuid() == 0:
         pytest.skip("root writes into a read-only directory: the run would succeed, so it is allowed")
-    from labeldp_sim.core.cli import main
+    from labeldp_sim.app import main
 
     locked = tmp_path / "locked"
     locked.mkdir()
@@ -245,7 +245,7 @@ def test_a_read_only_results_parent_is_refused(tmp_path, capsys, monkeypatch):
 def test_a_file_system_that_refuses_files_is_refused_even_as_root(tmp_path, capsys, monkeypatch):
     if not Path("/proc/self").is_dir():
         pytest.skip("needs Linux procfs")
-    from labeldp_sim.core.cli import main
+    from labeldp_sim.app import main
 
     monkeypatch.chdir(tmp_path)
     line = _assert_refused(lambda: main([NP, "paths.results_dir=/proc/labeldp-sim-out"]), tmp_path,

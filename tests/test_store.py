@@ -133,7 +133,7 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
     a random share of the trials is stored, 2 after all are stored (while exporting).
     Each kill gets a directory of its own; the finished run must equal the reference.
     """
-    from labeldp_sim.core.cli import main
+    from labeldp_sim.app import main
 
     reference_run = _cli(KILL_ARGS, tmp_path / "reference")
     assert reference_run.wait(timeout=600) == 0, reference_run.stderr.read()

@@ -224,13 +224,12 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
     return kind.run(cfg, spec, overrides, subdir, _exporter(cfg, overrides, package))
 
 
-def main(argv: list | None = None) -> None:
-    """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
+def main(argv: list | None = None, commands: dict | None = None) -> None:
+    """Run the experiments of a command line; ``commands`` maps a first word (``audit``) to the
+    ``main(argv) -> status`` of a subcommand the application provides (:mod:`labeldp_sim.app`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["audit"]:  # `labeldp-sim audit [options]`: the privacy audit of every mechanism
-        from ..privacy.audit import main as audit
-
-        sys.exit(audit(argv[1:]))
+    if argv[:1] and argv[0] in (commands or {}):
+        sys.exit(commands[argv[0]](argv[1:]))
     try:
         flags, jobs = validate_argv(argv)
     except ConfigError as err:

@@ -530,6 +530,9 @@ ALIBI_VARIANT = (
     "predicts the argmax.")
 
 ALIBI_OPTIONS = (
+    "one label sampled from each soft label, then a kNN majority vote of the one-hot samples: "
+    "method `alibi_sampled` (e.g. `kclass.methods=[rr,alibi,alibi_sampled]`); it falls below RR "
+    "at large K;",
     "hard labels: the argmax of each soft label, then a kNN majority vote (a scalar "
     "approximation, expected to fall with K like RR);",
     "raw noisy one-hot: average o itself over the neighbours (E[o | y] = OneHot(y), so this "

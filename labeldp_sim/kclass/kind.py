@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
-from ..core.store import STORE_NAME, TrialStore
+from ..core.store import STORE_NAME, TrialStore, locked
 
 __all__ = ["KClassKind", "DigitsKind"]
 
@@ -23,6 +23,11 @@ class _AccuracyKind(ExperimentKind):
         trials, stats = self.execute(spec, TrialStore(Path(spec.results_dir) / STORE_NAME))
         result = {}
         export(out, spec, stats, lambda: result.setdefault("summary", self.write(spec, trials, out)))
+        if not subdir:
+            from .report import write_claims
+
+            with locked(Path(spec.results_dir), ".kclass_claims.lock"):
+                write_claims(Path(spec.results_dir))
         print((out / "accuracy.md").read_text())
         return {"trials": trials, "summary": result["summary"], "out": out, "run": stats}
 

@@ -10,11 +10,11 @@ import pandas as pd
 from ..core.fit import summarize_by
 from ..core.report import markdown_table, mean_ci_grid
 from ..core.store import atomic_write
-from .claims import check_claims, claims_markdown
+from .claims import CLAIMS, check_claims, claims_markdown, load_summaries, load_trials
 from .families import GaussianCircle
 from .methods import LABELS
 
-__all__ = ["write_kclass", "write_digits"]
+__all__ = ["write_kclass", "write_digits", "write_claims"]
 
 
 def write_kclass(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
@@ -49,7 +49,8 @@ def write_kclass(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
     lines += markdown_table(["K", "Bayes", *(LABELS[m] for m in spec.methods)],
                             [[K, f"{bayes[K]:.3f}", *(grid[K, m] for m in spec.methods)]
                              for K in spec.K_values])
-    lines += ["", claims_markdown(check_claims({spec.name: summary}))]
+    own = [c for c in CLAIMS if c.figure == spec.name]
+    lines += ["", claims_markdown(check_claims({spec.name: summary}, own, trials={spec.name: trials}))]
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return summary
 
@@ -72,3 +73,13 @@ def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
                             [[LABELS[m], *(grid[m, e] for e in eps)] for m in spec.methods])
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return summary
+
+
+def write_claims(results_dir: Path) -> pd.DataFrame:
+    """``<results_dir>/kclass_claims.{md,csv}``: every claim of papers/002 against every K-class
+    experiment found there (claims that compare two figures need both)."""
+    table = check_claims(load_summaries(results_dir), trials=load_trials(results_dir))
+    atomic_write(Path(results_dir) / "kclass_claims.csv", lambda p: table.to_csv(p, index=False))
+    text = "# papers/002, measured: which claims the K-class experiments reproduce\n\n" + claims_markdown(table)
+    atomic_write(Path(results_dir) / "kclass_claims.md", lambda p: p.write_text(text + "\n"))
+    return table
