@@ -1,8 +1,10 @@
 """The labeldp-sim application: the harness core with every paper package plugged in.
 
 The core (:mod:`labeldp_sim.core`) knows no paper; importing a paper package
-registers its experiment kinds and audit recipes.  This module is the one place
-that lists them — add a paper here.
+registers its experiment kinds, and importing its ``audit`` module registers its
+audit recipes (only ``labeldp-sim audit`` needs them, so they stay out of every
+run's and every worker's start-up).  This module is the one place that lists
+the papers — add a paper here.
 """
 
 from __future__ import annotations
@@ -13,12 +15,20 @@ PAPERS = ("labeldp_sim.table1", "labeldp_sim.kclass", "labeldp_sim.userlevel")
 
 
 def load_papers() -> None:
+    """Register every paper's experiment kinds."""
     for name in PAPERS:
         importlib.import_module(name)
 
 
+def load_audits() -> None:
+    """Register every paper's audit recipes (``<paper>.audit``)."""
+    for name in PAPERS:
+        importlib.import_module(f"{name}.audit")
+
+
 def _audit(argv: list) -> int:
     """``labeldp-sim audit [options]``: the privacy audit of every registered mechanism."""
+    load_audits()
     from .privacy.audit import main as audit
 
     return audit(argv)

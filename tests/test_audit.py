@@ -10,10 +10,12 @@ import io
 import numpy as np
 import pytest
 
+from labeldp_sim.app import load_audits
 from labeldp_sim.privacy import audit
 from labeldp_sim.table1.audit import laplace_release_loss
 from labeldp_sim.privacy.audit import ALPHA, EPSILON, QUICK_DRAWS, TOL, black_box, cases, clopper_pearson_lower, clopper_pearson_upper, main, run_case
 
+load_audits()  # every paper's recipes, as `labeldp-sim audit` loads them
 REAL = [c.name for c in cases(mutants=False)]
 MUTANTS = [c.name for c in cases() if c.mutant_of is not None]
 # mutants whose law methods are those of a correct mechanism: only the outputs give them away

@@ -168,6 +168,7 @@ CASES = [
     ("ul-per-user-too-big", [UL, "userlevel.path=per_user"], "userlevel.path"),
     ("ul-unknown-key", [UL, "+userlevel.foo=1"], "userlevel.foo"),
     ("ul-kind-rates", [UL, "kind=rates"], "kind"),
+    ("ul-d-sweep-own-key", ["experiment=ul_mean_linf", "+userlevel.sweeps.d.d=2"], "userlevel.sweeps.d.d"),
 ]
 
 # The cases above that need the command line itself (Hydra grammar, struct mode,

@@ -198,7 +198,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     return flags, jobs
 
 
-def _exporter(cfg: DictConfig, overrides, package: str | None):
+def _exporter(cfg: DictConfig, overrides):
     """``export(out, spec, stats, write)``: one run's files under the directory's lock, each
     atomically, provenance last."""
     import json
@@ -209,7 +209,8 @@ def _exporter(cfg: DictConfig, overrides, package: str | None):
         with locked(out):
             write()
             atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
-            info = provenance(spec.seed, spec.config_key, overrides, package=package, trials=stats.as_dict())
+            info = provenance(spec.seed, spec.config_key, overrides, package=spec.packages,
+                              trials=stats.as_dict())
             atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
 
     return export
@@ -219,9 +220,7 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
     """Validate (unless ``spec`` is given), then let the job's kind run it through the trial
     store, fit, plot and export."""
     spec = spec if spec is not None else validate_job(cfg)
-    kind = get_kind(job_kind(cfg))
-    package = type(kind).__module__.split(".")[1] if type(kind).__module__.count(".") >= 1 else None
-    return kind.run(cfg, spec, overrides, subdir, _exporter(cfg, overrides, package))
+    return get_kind(job_kind(cfg)).run(cfg, spec, overrides, subdir, _exporter(cfg, overrides))
 
 
 def main(argv: list | None = None, commands: dict | None = None) -> None:

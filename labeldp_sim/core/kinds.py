@@ -47,7 +47,9 @@ class ExperimentKind(ABC):
         """A validated spec of the composed ``cfg``; raise ConfigError on bad input.
 
         Computes nothing and creates no file.  The spec has at least ``name``,
-        ``seed``, ``config_key`` and ``results_dir``.
+        ``seed``, ``config_key``, ``runner``, ``results_dir`` and ``packages`` (the
+        paper packages whose code its trials run: the code fingerprint of its
+        config key, its store runs and its provenance).
         """
 
     @abstractmethod

@@ -109,7 +109,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-def provenance(seed: int, config_key_: str, overrides=None, package: str | None = None, **extra) -> dict:
+def provenance(seed: int, config_key_: str, overrides=None, package: str | tuple | None = None, **extra) -> dict:
     """Package and library versions, git commit, code fingerprint, seed, command line."""
     versions = library_versions()
     return {

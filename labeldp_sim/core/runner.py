@@ -41,17 +41,16 @@ class Plan(ABC):
     experiment, config_key : the first two key columns of every record
     schema : the :class:`~labeldp_sim.core.store.Schema` its records are stored under
     runner : the :class:`~labeldp_sim.core.config.RunnerSettings`
-    package : the paper package whose code the trials run (its code fingerprint is recorded)
     """
 
     experiment: str
     config_key: str
     schema: Schema
     runner: object
-    package: str | None = None
 
     def __init__(self, spec):
-        """``spec``: a validated experiment with ``name``, ``config_key`` and ``runner``."""
+        """``spec``: a validated experiment with ``name``, ``config_key``, ``runner`` and
+        ``packages`` (the paper packages whose code its trials run; their fingerprint is recorded)."""
         self.spec = spec
         self.experiment = spec.name
         self.config_key = spec.config_key
@@ -116,7 +115,7 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     print(f"{plan.label()}: {len(wanted):,} trials: {len(reused_keys):,} reused {where}, "
           f"{len(todo):,} to compute [config {plan.config_key}; {how}]", flush=True)
 
-    run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(plan.package),
+    run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(plan.spec.packages),
                              len(wanted), len(reused_keys))
     stored_now = [0]  # trials of this run committed so far, kept through an interrupt
     status = "interrupted"

@@ -4,9 +4,10 @@ Family (:mod:`.families`), mechanisms (:mod:`.mechanisms`), methods ending in a
 kNN learner (:mod:`.methods`), experiments and their plans (:mod:`.experiments`),
 outputs (:mod:`.report`), the paper's claims checked against the data
 (:mod:`.claims`) and the audit recipes (:mod:`.audit`).  Importing the package
-registers its kinds (``kclass``, ``digits``).
+registers its kinds (``kclass``, ``digits``); :mod:`.audit` registers its
+audit recipes when the audit loads it (:func:`labeldp_sim.app.load_audits`).
 """
 
-from . import audit, kind  # noqa: F401  (registers the kinds and the audit recipes)
+from . import kind  # noqa: E402,F401  (registers the kinds; the audit recipes load with the audit)
 
-__all__ = ["audit", "kind"]
+__all__ = ["kind"]

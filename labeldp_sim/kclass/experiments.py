@@ -39,6 +39,9 @@ from ..core.store import Column, Schema, TrialStore
 from .families import GaussianCircle
 from .methods import METHODS, method_scores
 
+# the code K-class trials run, besides the core and privacy (see core.provenance)
+PACKAGES = ("kclass",)
+
 __all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan",
            "run_kclass", "run_digits"]
 
@@ -100,6 +103,7 @@ class KClassSpec:
     runner: RunnerSettings
     results_dir: Path
     config_key: str
+    packages: tuple = PACKAGES
 
 
 def validate_kclass(cfg) -> KClassSpec:
@@ -147,7 +151,7 @@ def validate_kclass(cfg) -> KClassSpec:
                       k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
                       split=float(split), methods=[str(m) for m in methods], seed=basics.seed,
                       runner=basics.runner, results_dir=basics.results_dir,
-                      config_key=config_key(parts, "kclass"))
+                      config_key=config_key(parts, PACKAGES))
 
 
 # scikit-learn's bundled digits (load_digits) has this many images; validation uses the
@@ -195,6 +199,7 @@ class DigitsSpec:
     runner: RunnerSettings
     results_dir: Path
     config_key: str
+    packages: tuple = PACKAGES
 
 
 def validate_digits(cfg) -> DigitsSpec:
@@ -238,7 +243,7 @@ def validate_digits(cfg) -> DigitsSpec:
     return DigitsSpec(name=basics.name, eps=[float(e) for e in eps], splits=int(splits),
                       test_fraction=float(fraction), k=int(k), split=float(split),
                       methods=[str(m) for m in methods], seed=basics.seed, runner=basics.runner,
-                      results_dir=basics.results_dir, config_key=config_key(parts, "kclass"))
+                      results_dir=basics.results_dir, config_key=config_key(parts, PACKAGES))
 
 
 KCLASS_TRIALS = Schema("kclass_trials", (
@@ -262,8 +267,6 @@ class _MethodTrialPlan(Plan):
     computes only those (each method has its own stream, so the numbers are the
     ones a full trial would give).
     """
-
-    package = "kclass"
 
 
     @abstractmethod

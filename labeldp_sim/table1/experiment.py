@@ -74,6 +74,7 @@ class Experiment:
     config_key : :func:`~labeldp_sim.provenance.config_key` of everything that
         determines a trial's numbers except its grid point (and the code)
     labels : names of the chosen distribution, mechanism and estimator
+    packages : the paper packages whose code the trials run (table1, and any a ``_target_`` names)
     tol, min_points : ``fit.*``
     """
 
@@ -93,6 +94,7 @@ class Experiment:
     labels: dict
     tol: float
     min_points: int
+    packages: tuple
 
     def replicates(self, point: Point) -> int:
         """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``."""
@@ -332,12 +334,13 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     parts = {group: nodes[group] for group in OBJECT_GROUPS}
     parts["seed"] = basics.seed
     parts["cell"] = cell.name
+    packages = _code_packages(nodes)
     return Experiment(
         name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
         estimator=estimator, points=points, reps=int(grid["reps"]),
         reps_per_d={int(k): int(v) for k, v in grid["reps_per_d"].items()},
         seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
-        config_key=config_key(parts, _code_packages(nodes)),
+        config_key=config_key(parts, packages), packages=packages,
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )

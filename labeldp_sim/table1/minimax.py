@@ -133,6 +133,10 @@ class LawFreeSpec:
         return self.exp.results_dir
 
     @property
+    def packages(self):
+        return self.exp.packages
+
+    @property
     def tol(self):
         return self.exp.tol
 
@@ -235,7 +239,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
             for T in T_grid:
                 mechanisms[(pt.id, T)] = _build("mechanism", mech_node, epsilon=pt.eps, T=T)
     key = config_key({"experiment": exp.config_key, "law_free": settings, "mode": "law_free",
-                      "shape": "linear_edge" if classification else None}, "table1")
+                      "shape": "linear_edge" if classification else None}, exp.packages)
     return LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
@@ -391,7 +395,6 @@ class LawFreePlan(Plan):
     """
 
     schema = MINIMAX_TRIALS
-    package = "table1"
 
     def __init__(self, spec: LawFreeSpec):
         super().__init__(spec)

@@ -88,7 +88,6 @@ class SweepPlan(Plan):
     """The trials of one Table I experiment: every grid point × its replicates."""
 
     schema = RATE_TRIALS
-    package = "table1"
 
     def __init__(self, exp: Experiment):
         super().__init__(exp)

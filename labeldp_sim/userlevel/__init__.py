@@ -6,6 +6,6 @@ and noise happen), ``families`` the mean-estimation instances and ``mean`` the
 estimators of Section 4 and the Proposition 1 baselines.
 """
 
-from . import audit, kind  # noqa: E402,F401  (registers kind: userlevel and the audit recipes)
+from . import kind  # noqa: E402,F401  (registers kind: userlevel; the audit recipes load with the audit)
 
-__all__ = ["audit", "kind"]
+__all__ = ["kind"]

@@ -48,6 +48,8 @@ AXES = ("n", "m", "eps", "d")
 NODE_KEYS = ("task", "family", "estimators", "d", "trials", "path", "sweeps", "min_stage1_success")
 PATHS = ("sufficient", "per_user")
 MAX_D = 4096
+# the code user-level trials run, besides the core and privacy (see core.provenance)
+PACKAGES = ("userlevel",)
 
 
 def families(task: str) -> dict:
@@ -125,6 +127,7 @@ class UserLevelSpec:
     config_key: str
     tol: float
     min_points: int
+    packages: tuple = PACKAGES
 
     def points(self) -> list:
         """Every distinct point of every sweep, in sweep order."""
@@ -142,27 +145,19 @@ def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
         raise ConfigError(prefix, params, f"parameters of {classes[name].__name__} ({err})") from None
 
 
-def _check_n(key, v):
-    check(is_int(v) and 2 <= v <= MAX_N, key, v, "integers in [2, 2**53]")
-    return int(v)
+# what each axis value may be: (test, allowed text, type)
+AXIS_VALUES = {
+    "n": (lambda v: is_int(v) and 2 <= v <= MAX_N, "integers in [2, 2**53]", int),
+    "m": (lambda v: is_int(v) and 1 <= v <= 2 ** 40, "integers in [1, 2**40]", int),
+    "eps": (lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed(), float),
+    "d": (lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}]", int),
+}
 
 
-def _check_m(key, v):
-    check(is_int(v) and 1 <= v <= 2 ** 40, key, v, "integers in [1, 2**40]")
-    return int(v)
-
-
-def _check_eps(key, v):
-    check(is_number(v) and EPS_MIN <= v <= EPS_MAX, key, v, eps_allowed())
-    return float(v)
-
-
-def _check_d(key, v):
-    check(is_int(v) and 1 <= v <= MAX_D, key, v, f"integers in [1, {MAX_D}]")
-    return int(v)
-
-
-CHECKS = {"n": _check_n, "m": _check_m, "eps": _check_eps, "d": _check_d}
+def _axis_value(axis: str, key: str, v):
+    ok, allowed, cast = AXIS_VALUES[axis]
+    check(ok(v), key, v, allowed)
+    return cast(v)
 
 
 def _sweeps(node: dict, dims: list) -> dict:
@@ -173,38 +168,23 @@ def _sweeps(node: dict, dims: list) -> dict:
     for axis, sweep in sweeps.items():
         check(axis in AXES, f"userlevel.sweeps.{axis}", sweep, list(AXES))
         others = [a for a in ("n", "m", "eps") if a != axis]
-        allowed = ["values", *others] + (["d"] if axis == "d" else [])
+        allowed = ["values", *others]
         check(isinstance(sweep, dict), f"userlevel.sweeps.{axis}", sweep, f"a mapping with keys {allowed}")
         for key in sweep:
             check(key in allowed, f"userlevel.sweeps.{axis}.{key}", sweep[key], allowed)
-        for key in ["values", *others]:
+        for key in allowed:
             check(key in sweep, f"userlevel.sweeps.{axis}.{key}", None, "a value (it is required)")
-        check_fn = CHECKS[axis]
-        values = check_list(f"userlevel.sweeps.{axis}.values", sweep["values"],
-                            lambda v: _passes(check_fn, v), _allowed_text(axis), "[1024, 4096]")
-        fixed = {a: CHECKS[a](f"userlevel.sweeps.{axis}.{a}", sweep[a]) for a in others}
+        ok, text, cast = AXIS_VALUES[axis]
+        values = [cast(v) for v in check_list(f"userlevel.sweeps.{axis}.values", sweep["values"], ok, text,
+                                              "[1024, 4096]")]
+        fixed = {a: _axis_value(a, f"userlevel.sweeps.{axis}.{a}", sweep[a]) for a in others}
         points = []
         for d in ([None] if axis == "d" else dims):
             for v in values:
-                coords = {**fixed, axis: CHECKS[axis](f"userlevel.sweeps.{axis}.values", v)}
-                if axis != "d":
-                    coords["d"] = d
+                coords = {**fixed, axis: v} if axis == "d" else {**fixed, axis: v, "d": d}
                 points.append(UserPoint(coords["n"], coords["m"], coords["eps"], coords["d"]))
         out[axis] = points
     return out
-
-
-def _passes(fn, v) -> bool:
-    try:
-        fn("x", v)
-        return True
-    except ConfigError:
-        return False
-
-
-def _allowed_text(axis: str) -> str:
-    return {"n": "integers in [2, 2**53]", "m": "integers in [1, 2**40]", "eps": eps_allowed(),
-            "d": f"integers in [1, {MAX_D}]"}[axis]
 
 
 def validate_userlevel(cfg) -> UserLevelSpec:
@@ -234,8 +214,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
                   f"a rate of the registry, or a list of them (the first is the verdict's): {', '.join(sorted(RATES))}")
         built[name] = _build(classes, name, params, "userlevel.estimators", f"userlevel.estimators.{name}")
         rates[name] = [str(r) for r in listed]
-    dims = [_check_d("userlevel.d", v) for v in check_list("userlevel.d", node["d"], is_int,
-                                                          f"integers in [1, {MAX_D}]", "[1, 8]")]
+    dims = [int(v) for v in check_list("userlevel.d", node["d"], *AXIS_VALUES["d"][:2], "[1, 8]")]
     trials = node["trials"]
     check(is_int(trials) and 2 <= trials <= 1_000_000, "userlevel.trials", trials, "an integer in [2, 10**6]")
     path = node.get("path", "sufficient")
@@ -252,7 +231,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
         name=basics.name, task=task, family=family, family_name=str(fam_node["name"]), family_params=fam_params,
         estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
         min_stage1_success=float(floor), seed=basics.seed, runner=basics.runner,
-        results_dir=basics.results_dir, config_key=config_key(parts, "userlevel"), tol=basics.tol,
+        results_dir=basics.results_dir, config_key=config_key(parts, PACKAGES), tol=basics.tol,
         min_points=basics.min_points)
 
 
@@ -284,7 +263,6 @@ class UserLevelPlan(Plan):
     """Every estimator × point × replicate of one user-level experiment."""
 
     schema = USERLEVEL_TRIALS
-    package = "userlevel"
 
     def __init__(self, spec: UserLevelSpec):
         super().__init__(spec)

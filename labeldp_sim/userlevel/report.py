@@ -76,14 +76,14 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
     series = summary.assign(series_d=np.where(summary.axis == "d", 0, summary.d))
     for (estimator, axis, d), group in series.groupby(["estimator", "axis", "series_d"], sort=False):
         used = group[group.in_regime & (group["mean"] > 0) & (group.se > 0)]
-        first = group.iloc[0]
-        fixed = {k: v for k, v in _fixed(spec, first).items() if k != axis}
+        point = _fixed(spec, group.iloc[0])  # the swept axis's own value is replaced by the grid in the fit
+        fixed = {k: v for k, v in point.items() if k != axis}
         fitted = fit_slope(used[axis], used["mean"], used["se"]) if len(used) >= max(spec.min_points, 2) else None
         for rank, name in enumerate(spec.rates[estimator]):
             rate = RATES[name]
             row = {"experiment": spec.name, "family": spec.family_name,
                    "minimax_hard": bool(getattr(spec.family, "minimax_hard", False)), "estimator": estimator,
-                   "axis": axis, "d": int(first.d) if axis != "d" else 0,
+                   "axis": axis, "d": int(point["d"]) if axis != "d" else 0,
                    "fixed": ", ".join(f"{k}={v:g}" for k, v in fixed.items() if k in ("n", "m", "eps", "d")),
                    "rate": rate.name, "rate_formula": rate.formula, "rate_source": rate.source,
                    "log_factors": rate.log_factors, "tol": spec.tol, "points": len(used),
@@ -91,7 +91,7 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
                    "x_min": float(used[axis].min()) if len(used) else np.nan,
                    "x_max": float(used[axis].max()) if len(used) else np.nan}
             if fitted is not None:
-                theory = expected_slope(rate, axis, used[axis].to_numpy(float), {**_fixed(spec, first)})
+                theory = expected_slope(rate, axis, used[axis].to_numpy(float), fixed)
                 row.update(fitted, theory=theory,
                            verdict=verdict(fitted["ci_low"], fitted["ci_high"], theory, spec.tol))
                 row["reason"] = _reason(row, group)
@@ -137,12 +137,15 @@ def write_userlevel(spec, trials: pd.DataFrame, summary: pd.DataFrame, fits: pd.
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
     ylabel = {"mean": "E||μ̂−μ||²", "so": "E||θ̂−θ*||₂", "classification": "excess risk",
               "regression": "E∫(η̂−η)²f"}[spec.task]
-    for d in sorted(set(summary.d[summary.axis != "d"])) or [None]:
+    # one figure per dimension of the n/m/ε sweeps (rate.png for the first), each with the d sweep
+    dims = sorted(set(summary.d[summary.axis != "d"]))
+    for i, d in enumerate(dims or [None]):
         part = summary[(summary.axis == "d") | (summary.d == d)] if d is not None else summary
         fit_part = fits[(fits.axis == "d") | (fits.d == d)] if d is not None else fits
-        name = "rate.png" if d == min(set(summary.d[summary.axis != "d"]), default=None) else f"rate_d{d}.png"
-        atomic_write(out / name, lambda p: plot_rates(part, fit_part, p, f"{spec.name} (d={d})", series="estimator",
-                                                      ylabel=ylabel, xlabels=AXIS_WORDS))
+        title = spec.name if d is None else f"{spec.name} (d={d})"
+        atomic_write(out / ("rate.png" if i == 0 else f"rate_d{d}.png"),
+                     lambda p: plot_rates(part, fit_part, p, title, series="estimator", ylabel=ylabel,
+                                          xlabels=AXIS_WORDS))
 
 
 # --------------------------------------------------------------------------- Table 1, measured
