@@ -98,7 +98,9 @@ CASES = [
     ("runner-chunk-zero", [NP, "runner.chunk=0"], "runner.chunk"),
     ("runner-unknown-key", [NP, "+runner.foo=1"], "runner.foo"),
     ("runner-path-unknown", [NP, "runner.path=magic"], "runner.path"),
-    ("runner-path-sufficient-for-knn", ["experiment=reg_label_ldp", "runner.path=sufficient"], "runner.path"),
+    ("runner-path-sufficient-for-euclidean-knn", ["experiment=reg_label_ldp", "runner.path=sufficient",
+                                                 "estimator.metric=euclidean"], "runner.path"),
+    ("est-knn-metric-unknown", ["experiment=reg_label_ldp", "estimator.metric=manhattan"], "estimator.metric"),
     ("runner-path-per-sample-too-big", [NP, "runner.path=per_sample"], "runner.path"),
     # --- fit
     ("fit-tol-zero", [NP, "fit.tol=0"], "fit.tol"),

@@ -139,7 +139,7 @@ def test_knn_mean_matches_brute_force(d):
     for k in (1, 9, 700):
         dist = np.linalg.norm(q[:, None, :] - X[None, :, :], axis=2)
         brute = Z[np.argsort(dist, axis=1)[:, :k]].mean(axis=1)
-        assert np.allclose(knn_mean(X, Z, q, k), brute)
+        assert np.allclose(knn_mean(X, Z, q, k, "euclidean"), brute)
 
 
 def test_knn_k_is_theorem_6_and_appendix_k_balance():

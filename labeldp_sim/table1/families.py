@@ -558,8 +558,55 @@ class _RegressionBump:
         return G ** self.d
 
     def draw(self, rng, G: int):
-        signs = rng.choice(np.array([-1.0, 1.0]), size=G ** self.d)
-        return RegressionBumpInstance(self, int(G), signs)
+        return RegressionBumpInstance(self, int(G), BumpSigns(G ** self.d, rng))
+
+
+class BumpSigns:
+    """The signs v ∈ {−1, +1}^n of n bumps, i.i.d. uniform, each drawn when first looked at.
+
+    A kNN trial drawn from its marginal law looks at the few bumps its query
+    regions meet, while G^d grows with N (10^7 bumps at d = 3, N = 10^12): the
+    signs it never looks at need not exist, and leaving them undrawn does not
+    change the law of the ones it does.  Up to ``EAGER`` bumps all signs are
+    drawn at once, which is cheaper than the bookkeeping.  The signs come from
+    their own stream, spawned from the trial's, so the order of lookups fixes
+    the numbers for a given seed.
+    """
+
+    EAGER = 2 ** 16
+
+    def __init__(self, n: int, rng: np.random.Generator):
+        self.n = int(n)
+        self._rng = rng.spawn(1)[0]
+        self._all = self._draw(self.n) if self.n <= self.EAGER else None
+        self._keys = np.empty(0, dtype=np.int64)
+        self._values = np.empty(0)
+
+    def _draw(self, size):
+        return self._rng.choice(np.array([-1.0, 1.0]), size=size)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        if self._all is not None:
+            return self._all[index]
+        index = np.asarray(index, dtype=np.int64)
+        wanted = np.unique(index)
+        new = np.setdiff1d(wanted, self._keys, assume_unique=True)
+        if len(new):
+            keys = np.concatenate([self._keys, new])
+            order = np.argsort(keys, kind="stable")
+            self._keys, self._values = keys[order], np.concatenate([self._values, self._draw(len(new))])[order]
+        return self._values[np.searchsorted(self._keys, index)]
+
+    def __array__(self, dtype=None, copy=None):
+        """Every sign (drawing those not yet looked at)."""
+        if self._all is None:
+            everything = self._draw(self.n)
+            everything[self._keys] = self._values
+            self._all = everything
+        return self._all if dtype is None else self._all.astype(dtype)
 
 
 class BoundedBump(_RegressionBump):
@@ -663,7 +710,7 @@ class RegressionBumpInstance:
     def cell_model(self, G_est: int) -> RegressionCellModel:
         d = self.family.d
         n_cells = int(G_est) ** d
-        eta_int = self.height * (_full_bump_geometry(d, self.G, int(G_est), 1) @ self.signs)
+        eta_int = self.height * (_full_bump_geometry(d, self.G, int(G_est), 1) @ np.asarray(self.signs))
         eta2_int = self.height ** 2 * _full_bump_row_sums(d, self.G, int(G_est))
         mass = np.full(n_cells, float(G_est) ** (-d))
         return RegressionCellModel(n_cells, mass, self.values, self._probs(eta_int / mass),
