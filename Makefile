@@ -45,7 +45,7 @@ audit: $(STAMP)
 	$(BIN)/python -m labeldp_sim audit
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_paths.py
+	$(BIN)/python benchmarks/bench.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

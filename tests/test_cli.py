@@ -156,7 +156,7 @@ def test_regression_experiment_writes_statements_and_figures(tmp_path, experimen
         assert set(fits.statement) == {"Table I / Theorem 8", "Theorem 7"}
         assert "Which statement the data support" in (tmp_path / "table1.md").read_text()
     else:
-        assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "per_sample").all()
+        assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "sufficient").all()  # marginal law
     assert (tmp_path / "exponents_regression.png").stat().st_size > 0
 
 

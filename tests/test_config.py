@@ -116,8 +116,9 @@ def test_known_choices_pass(tmp_path):
     (["experiment=reg_label_ldp", "estimator.k=0"], "estimator.k"),
     (["experiment=reg_label_ldp", "estimator.k=100000000"], "estimator.k"),  # k > N
     (["experiment=reg_label_ldp", "estimator.n_test=1000"], "estimator.n_test"),
-    (["experiment=reg_label_ldp", "runner.path=sufficient"], "runner.path"),  # kNN: per sample only
-    (["experiment=reg_label_ldp", "grid.sweeps.N.values=[100000000]"], "runner.path"),  # too big per sample
+    (["experiment=reg_label_ldp", "runner.path=sufficient", "estimator.metric=euclidean"],
+     "runner.path"),  # Euclidean kNN: per sample only
+    (["experiment=reg_label_ldp", "runner.path=per_sample"], "runner.path"),  # N = 1e9 too big per sample
     (["experiment=reg_nonprivate", "distribution=noisy_student_t", "distribution.df=2"], "distribution.df"),
     (["experiment=reg_nonprivate", "distribution=noisy_pareto", "distribution.alpha=3"], "distribution.alpha"),
     (["experiment=reg_nonprivate", "distribution=noisy_gaussian", "distribution.noise=cauchy"], "distribution.noise"),

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.table1.families import HolderBump
+from labeldp_sim.table1.families import BoundedBump, HeavyTailBump, HolderBump, SmoothMargin, cube_index
 from labeldp_sim.table1.estimators import CubeArgmax
 from labeldp_sim.core.points import Point
 from labeldp_sim.core.config import group_options
 from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
-from labeldp_sim.privacy.rappor import RAPPOR
+from labeldp_sim.privacy.rappor import RAPPOR, bit_sums
 from labeldp_sim.table1.mechanisms import ExponentialMechanism, JointRAPPOR
 from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.table1.sweep import run_trial
@@ -69,3 +69,88 @@ def test_sufficient_path_reaches_n_1e9():
 def test_every_mechanism_config_has_a_path_test():
     tested = set(MECHANISMS) | set(REG_MECHANISMS)
     assert set(group_options("mechanism")) <= tested, set(group_options("mechanism")) - tested
+
+
+# --------------------------------------------------------------------------- the per-sample samplers
+# The per-sample path draws each label from one uniform and computes g or η only where the
+# label can depend on it.  Its law is held here to the closed-form cell model (exact integrals
+# of the bumps, which no sampler code computes): the (cube, label) counts of one large sample
+# against their probabilities, chi-square at the same α as the path tests.
+
+
+def _chi2_pvalue(observed, probs):
+    possible = probs > 1e-12
+    assert observed[~possible].sum() == 0
+    observed, probs = observed[possible], probs[possible]
+    return stats.chisquare(observed, probs / probs.sum() * observed.sum()).pvalue
+
+
+@pytest.mark.parametrize("family,G,G_est", [
+    (HolderBump(d=1, K=2, C_M=2.0), 4, 4),
+    (HolderBump(d=2, K=3, C_M=2.0), 4, 6),  # K not a power of two; cubes cut across bumps
+    (HolderBump(d=2, K=2, beta=0.5, shape="linear_edge"), 4, 4),
+    (SmoothMargin(d=2, K=2), None, 5),
+])
+def test_per_sample_labels_follow_the_cell_model(family, G, G_est):
+    rng = np.random.default_rng(11)
+    instance = family.draw(rng, G)
+    model, K, N = instance.cell_model(G_est), family.K, 400_000
+    X, y = instance.sample(N, rng)
+    assert y.min() >= 0 and y.max() < K
+    pos = np.minimum(np.searchsorted(model.cells, cube_index(X, G_est)), len(model.cells) - 1)
+    listed = model.cells[pos] == cube_index(X, G_est)
+    observed = np.concatenate([np.bincount(pos[listed] * K + y[listed], minlength=len(model.cells) * K),
+                               np.bincount(y[~listed], minlength=K)])  # unlisted cubes: uniform labels
+    probs = np.concatenate([(model.mass[:, None] * model.class_probs).ravel(),
+                            np.full(K, (1 - model.mass.sum()) / K)])
+    assert _chi2_pvalue(observed, probs) > ALPHA
+
+
+@pytest.mark.parametrize("family,G,G_est", [
+    (BoundedBump(d=1), 4, 4),
+    (BoundedBump(d=2, T=1.5), 4, 3),
+    (HeavyTailBump(d=2, p=3.0), 3, 4),  # three label values, two CDF steps
+])
+def test_per_sample_regression_labels_follow_the_cell_model(family, G, G_est):
+    rng = np.random.default_rng(12)
+    instance = family.draw(rng, G)
+    model, N = instance.cell_model(G_est), 400_000
+    X, y = instance.sample(N, rng)
+    value = np.searchsorted(model.values, y)
+    assert np.array_equal(model.values[value], y)
+    V = len(model.values)
+    observed = np.bincount(cube_index(X, G_est) * V + value, minlength=model.n_cells * V)
+    assert _chi2_pvalue(observed, (model.mass[:, None] * model.value_probs).ravel()) > ALPHA
+
+
+def test_rappor_reports_are_their_bit_probabilities_applied_to_the_same_uniforms():
+    """report draws from the law methods the privacy audit reads, bit for bit."""
+    rng = np.random.default_rng(13)
+    for K in (2, 3, 5):
+        y = rng.integers(K, size=700)
+        mech = RAPPOR(0.7)
+        bits = mech.report(y, np.random.default_rng(K), K=K)
+        assert np.array_equal(bits, np.random.default_rng(K).random((700, K)) < mech.bit_probabilities(y, K))
+        cells = rng.integers(4, size=700)
+        joint = JointRAPPOR(0.7)
+        bits = joint.report(y, np.random.default_rng(K), K=K, cells=cells, n_cells=4)
+        assert np.array_equal(bits, np.random.default_rng(K).random((700, 4 * K))
+                              < joint.bit_probabilities(y, K, cells, 4))
+
+
+@pytest.mark.parametrize("N,n_cells,K", [(5000, 7, 2), (5000, 7, 5), (30, 7, 3), (5000, 3, 9), (0, 4, 2)])
+def test_bit_sums_count_the_bits_of_each_cube(N, n_cells, K):
+    rng = np.random.default_rng(14)
+    bits, cells = rng.random((N, K)) < 0.4, rng.integers(n_cells, size=N)
+    expected = np.array([bits[cells == c].sum(axis=0) for c in range(n_cells)]).reshape(n_cells, K)
+    assert np.array_equal(bit_sums(bits, cells, n_cells), expected)
+
+
+@pytest.mark.parametrize("d,G", [(1, 7), (2, 5), (3, 4), (2, 2 ** 16)])  # the last in int64
+def test_cube_index_is_the_c_order_index_of_the_cube(d, G):
+    rng = np.random.default_rng(15)
+    X = np.concatenate([rng.random((500, d)), rng.integers(0, G + 1, size=(50, d)) / G])  # faces, and 1
+    multi = np.minimum(np.floor(X * G).astype(np.int64), G - 1)
+    index = cube_index(X, G)
+    assert index.dtype == np.int64
+    assert np.array_equal(index, np.ravel_multi_index(tuple(multi.T), (G,) * d))

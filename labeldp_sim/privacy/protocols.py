@@ -23,7 +23,7 @@ clipping and noise happen in one method per mechanism:
     per-cube label counts: both paths run this same code), to the released
     per-cube output, clipping and noise included.
 
-:class:`NoPrivacy` is explicit: its report is a copy of the label.  K is always
+:class:`NoPrivacy` is explicit: its report is the label (a read-only view).  K is always
 an argument for classification mechanisms, never inferred from the labels.
 
 User-level protocols (papers/003) live with their paper in
@@ -85,7 +85,9 @@ def _check_labels(y, K):
 
 def _counts(cells, y, n_cells, K):
     """n_lj = #{i: X_i ∈ B_l, Y_i = j}, shape (n_cells, K)."""
-    return np.bincount(cells * K + _check_labels(y, K), minlength=n_cells * K).reshape(n_cells, K)
+    pair = np.multiply(cells, K, dtype=np.int64)  # the (cube, label) pair, in place: N can be 10^7
+    pair += _check_labels(y, K)
+    return np.bincount(pair, minlength=n_cells * K).reshape(n_cells, K)
 
 
 def laplace_sum(n, scale, rng):
@@ -242,7 +244,9 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
         self.epsilon = None  # a budget, if the grid gives one, is not spent
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        return np.array(y, copy=True)
+        report = np.asarray(y).view()  # no copy of N labels, and no way to change them through it
+        report.flags.writeable = False
+        return report
 
     def aggregate(self, reports, cells, n_cells, K):
         if K is None:  # regression: counts and sums of the labels

@@ -7,7 +7,28 @@ import numpy as np
 
 from .protocols import LABEL_LOCAL, CubeSumMechanism, _check_labels, _require_K
 
-__all__ = ["RAPPOR"]
+__all__ = ["RAPPOR", "bit_sums"]
+
+
+def bit_sums(bits, cells, n_cells):
+    """S_lj = Σ_{i: cell i = l} bits_ij, shape (n_cells, K), for an (N, K) array of 0/1 reports.
+
+    Where K ≤ 8 and the n_cells · 2^K (cube, bit pattern) pairs are fewer than the
+    users, each user's K bits are read as one byte, its bit pattern, and a single
+    bincount over (cube, pattern) pairs counts them (three to four times faster
+    than K bincounts with float weights at N = 10^6, K = 2); else one bincount per bit.
+    """
+    N, K = bits.shape
+    if K > 8 or n_cells << K > max(N, 1):
+        return np.stack([np.bincount(cells, weights=bits[:, j], minlength=n_cells)
+                         for j in range(K)], axis=1).astype(np.int64)
+    as_bytes = bits.view(np.uint8) if bits.dtype == bool else bits.astype(np.uint8)
+    pair = np.left_shift(cells, K, dtype=np.int64)  # the cube's 2^K patterns ...
+    for j in range(K):
+        pair |= as_bytes[:, j] << j  # ... and this user's
+    counts = np.bincount(pair, minlength=n_cells << K).reshape(n_cells, 1 << K)
+    pattern_bits = (np.arange(1 << K)[:, None] >> np.arange(K)) & 1  # (2^K, K)
+    return counts @ pattern_bits
 
 
 class RAPPOR(CubeSumMechanism):
@@ -40,12 +61,25 @@ class RAPPOR(CubeSumMechanism):
         return probs
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        probs = self.bit_probabilities(y, K)
-        return rng.random(probs.shape) < probs
+        """Bits Z(j) = 1{U_j < p} for j = y and 1{U_j < q} otherwise, U i.i.d. uniform, (11).
+
+        The same uniforms and bits as comparing U with :meth:`bit_probabilities`,
+        without building that (N, K) array, which took as long as drawing U: one
+        comparison with q, then each class's own bits against p (q < p), a column
+        at a time.
+        """
+        K = _require_K(K)
+        y = _check_labels(np.asarray(y), K)
+        uniforms = rng.random((len(y), K))
+        bits = uniforms < self.q
+        for j in range(K):
+            own = y == j
+            own &= uniforms[:, j] < self.p
+            bits[:, j] |= own
+        return bits
 
     def aggregate(self, reports, cells, n_cells, K):
-        return np.stack([np.bincount(cells, weights=reports[:, j], minlength=n_cells)
-                         for j in range(K)], axis=1).astype(np.int64)
+        return bit_sums(reports, cells, n_cells)
 
     def sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)

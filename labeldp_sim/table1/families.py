@@ -72,9 +72,26 @@ class CellModel:
 
 
 def cube_index(X: np.ndarray, G: int) -> np.ndarray:
-    """Linear (C-order) index of the cube of side 1/G holding each row of X."""
-    idx = np.minimum((X * G).astype(np.int64), G - 1)
-    return np.ravel_multi_index(tuple(idx.T), (G,) * X.shape[1])
+    """Linear (C-order) index of the cube of side 1/G holding each row of X.
+
+    Horner's rule over the axes, one column at a time and in place.  In int32
+    where the index fits: float64 → int32 casts are vectorised on x86-64 (AVX2)
+    and float64 → int64 casts are not, which makes this three times faster at
+    N = 10^6 than an (N, d) int64 index array (the per-sample path calls it once
+    per trial).
+    """
+    X = np.asarray(X)
+    dtype = np.int32 if G ** X.shape[1] < 2 ** 31 else np.int64
+    index = None
+    for axis in range(X.shape[1]):
+        coordinate = (X[:, axis] * G).astype(dtype)  # truncation is the floor for X ≥ 0
+        np.minimum(coordinate, G - 1, out=coordinate)  # X = 1 belongs to the last cube
+        if index is None:
+            index = coordinate
+        else:
+            index *= G
+            index += coordinate
+    return index.astype(np.int64)
 
 
 def _tilt_model(n_cells, cells, mass, W, comp_class, K) -> CellModel:
@@ -406,29 +423,77 @@ class BumpInstance:
         return _tilt_model(G_est ** d, cells, mass, W * self.height, self.classes, self.family.K)
 
     def g_and_class(self, X: np.ndarray):
-        """g(x) and the preferred class a(x) at each row of X."""
+        """g(x) and the preferred class a(x) at each row of X (g = 0 and a = 0 off the bumps)."""
         G, d = self.G, self.family.d
         lookup = np.full(G ** d, -1, dtype=np.int64)
         lookup[list(self.bumps)] = np.arange(len(self.bumps))
         k = lookup[cube_index(X, G)]
-        u = X * G - np.minimum(np.floor(X * G), G - 1) - 0.5
-        if self.family.shape == "linear_edge":
-            profile = np.clip(0.5 - np.abs(u).max(axis=1), 0.0, None) ** self.family.beta
-        else:
-            profile = np.prod(np.cos(np.pi * u) ** 2, axis=1)
-        g = self.height * profile * (k >= 0)
-        return g, np.where(k >= 0, self.classes[np.maximum(k, 0)], 0)
+        on = np.flatnonzero(k >= 0)  # the profile (a cosine per axis) only where a bump is
+        g, a = np.zeros(len(X)), np.zeros(len(X), dtype=np.int64)
+        g[on] = self.height * _bump_profile(X.take(on, axis=0), G, self.family.shape, self.family.beta)
+        a[on] = self.classes[k[on]]
+        return g, a
 
     def sample(self, N: int, rng: np.random.Generator):
-        """N i.i.d. pairs (X, Y)."""
+        """N i.i.d. pairs (X, Y): Y = a(X) if a coin falls below g(X), else a uniform class.
+
+        One uniform per label gives both the uniform class and the coin
+        (:func:`_class_and_coin`).  g ≤ L h^β everywhere, so a coin at or above
+        L h^β keeps the uniform class whatever X is: g and a, the costly part (a
+        cosine per axis), are computed only for the samples whose coin falls below
+        L h^β, a share L h^β of them.  The law is the tilt's, exactly.
+        """
         X = rng.random((N, self.family.d))
-        return X, _tilted_labels(*self.g_and_class(X), self.family.K, rng)
+        y, coin = _class_and_coin(rng.random(N), self.family.K)
+        maybe = np.flatnonzero(coin < self.height)
+        g, a = self.g_and_class(X.take(maybe, axis=0))  # take: X[maybe] is ten times slower
+        tilted = coin[maybe] < g
+        y[maybe[tilted]] = a[tilted]
+        return X, y
+
+
+def _bump_profile(X: np.ndarray, G: int, shape: str = "cos2", beta: float = 1.0) -> np.ndarray:
+    """φ((x − c)/h) at each row x of X, c the centre of the cube of side h = 1/G holding x.
+
+    ``cos2``: φ(u) = Π_i cos²(π u_i); ``linear_edge``: φ(u) = (1/2 − ‖u‖∞)₊^β.
+    One axis at a time and in place (an (N, d) product costs twice as much).
+    """
+    profile = np.ones(len(X)) if shape == "cos2" else np.zeros(len(X))
+    for axis in range(X.shape[1]):
+        u = X[:, axis] * G  # the position in the own cube, centred: u ∈ [−1/2, 1/2]
+        u -= np.minimum(np.floor(u), G - 1)
+        u -= 0.5
+        if shape == "cos2":
+            u *= np.pi
+            np.cos(u, out=u)
+            profile *= u
+            profile *= u
+        else:  # ‖u‖∞ so far
+            np.maximum(profile, np.abs(u), out=profile)
+    if shape == "linear_edge":
+        profile = np.clip(0.5 - profile, 0.0, None) ** beta
+    return profile
+
+
+def _class_and_coin(u, K):
+    """A uniform class on 0..K−1 and an independent U[0, 1) coin, both from the uniforms u.
+
+    K·u = class + coin: the integer part is uniform on 0..K−1 and the fractional
+    part is uniform on [0, 1) and independent of it (exactly for K a power of two,
+    else up to the rounding of K·u, 2^-52 relative).  u < 1, so K·u < K after
+    rounding.  ``u`` is overwritten by the coin.  The classes are int32: float64 →
+    int32 casts are vectorised on x86-64 and float64 → int64 casts are not.
+    """
+    u *= K
+    label = u.astype(np.int32)
+    u -= label
+    return label, u
 
 
 def _tilted_labels(g, a, K, rng):
-    """Y = a with probability g, else uniform on K classes (the tilt above)."""
-    uniform = rng.integers(K, size=len(g))
-    return np.where(rng.random(len(g)) < g, a, uniform)
+    """Y = a with probability g, else uniform on K classes (the tilt above), one uniform per label."""
+    uniform, coin = _class_and_coin(rng.random(len(g)), K)
+    return np.where(coin < g, a, uniform)
 
 
 class SmoothMargin:
@@ -718,16 +783,38 @@ class RegressionBumpInstance:
 
     def eta(self, X: np.ndarray) -> np.ndarray:
         """η_v at each row of X."""
-        G = self.G
-        k = cube_index(X, G)
-        u = X * G - np.minimum(np.floor(X * G), G - 1) - 0.5
-        return self.signs[k] * self.height * np.prod(np.cos(np.pi * u) ** 2, axis=1)
+        eta = _bump_profile(X, self.G)
+        eta *= self.height
+        eta *= self.signs[cube_index(X, self.G)]
+        return eta
 
     def sample(self, N: int, rng):
+        """N i.i.d. pairs (X, Y): Y by inverting the label CDF at one uniform u per sample.
+
+        Y = values[v] for the number v of steps F_v(η(X)) = P(Y ≤ values[v] | X) below
+        u.  F_v is affine in η (:meth:`_probs`) and |η| ≤ L h^β, so F_v lies in a band
+        [lo_v, hi_v] of width ~ L h^β / T whatever X is, and a u outside every band
+        gives Y without η.  η, the costly part (a cosine per axis), is computed only
+        for the samples whose u falls in a band, a share ~ L h^β / T of them.  The
+        law is the inversion's, exactly.
+        """
         X = rng.random((N, self.family.d))
-        cdf = np.cumsum(self._probs(self.eta(X)), axis=1)
-        idx = (rng.random(N)[:, None] > cdf[:, :-1]).sum(axis=1)
-        return X, self.values[idx]
+        u = rng.random(N)
+        F = np.cumsum(self._probs(np.array([-self.height, self.height])), axis=1)[:, :-1]  # (2, V−1)
+        lo, hi = F.min(axis=0), F.max(axis=0)
+        centre, slope = F.mean(axis=0), (F[1] - F[0]) / (2 * self.height)  # F_v(η) = centre + slope·η
+        steps_below = np.zeros(N, dtype=np.uint8)  # v: a few label values
+        unsure = np.zeros(N, dtype=bool)
+        for v in range(len(lo)):
+            steps_below += u > hi[v]
+            unsure |= (u >= lo[v]) & (u <= hi[v])
+        rows = np.flatnonzero(unsure)
+        u, eta = u[rows], self.eta(X.take(rows, axis=0))
+        exact = np.zeros(len(rows), dtype=np.uint8)
+        for v in range(len(lo)):
+            exact += u > centre[v] + slope[v] * eta
+        steps_below[rows] = exact
+        return X, self.values.take(steps_below)
 
 
 class NoisyRegression:

@@ -61,8 +61,19 @@ class JointRAPPOR(CubeSumMechanism):
         return probs
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        probs = self.bit_probabilities(y, K, cells, n_cells)
-        return rng.random(probs.shape) < probs
+        """Bit (l, j) = 1{U < p} at the user's own pair, 1{U < q} elsewhere, U i.i.d. uniform.
+
+        The same uniforms and bits as comparing U with :meth:`bit_probabilities`,
+        without building that (N, C·K) array, which costs as much as the uniforms:
+        one comparison with q, then each user's own bit against p instead.
+        """
+        K = _require_K(K)
+        own = np.asarray(cells) * K + _check_labels(y, K)  # the user's own (cube, label) pair
+        uniforms = rng.random((len(y), n_cells * K))
+        bits = uniforms < self.q
+        rows = np.arange(len(y))
+        bits[rows, own] = uniforms[rows, own] < self.p
+        return bits
 
     def aggregate(self, reports, cells, n_cells, K):
         return reports.sum(axis=0).reshape(n_cells, K)
@@ -148,7 +159,9 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
         return np.clip(y, -self.T, self.T)
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        return self.location(y) + rng.laplace(0.0, self.scale, size=len(y))
+        z = rng.laplace(0.0, self.scale, size=len(y))
+        z += self.location(y)  # in place: no third array of N
+        return z
 
     def aggregate(self, reports, cells, n_cells, K):
         return (np.bincount(cells, minlength=n_cells).astype(float),
@@ -261,10 +274,11 @@ class JointLaplace(CubeSumMechanism):
         return loc
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        m = len(y)
-        counts = rng.laplace(0.0, self.count_scale, size=(m, n_cells))
-        sums = rng.laplace(0.0, self.sum_scale, size=(m, n_cells))
-        return self.location(y, cells, n_cells) + np.stack([counts, sums], axis=1)
+        z = np.empty((len(y), 2, n_cells))  # filled in place: no stacked copy of the noise
+        z[:, 0] = rng.laplace(0.0, self.count_scale, size=(len(y), n_cells))
+        z[:, 1] = rng.laplace(0.0, self.sum_scale, size=(len(y), n_cells))
+        z += self.location(y, cells, n_cells)
+        return z
 
     def aggregate(self, reports, cells, n_cells, K):
         return reports[:, 0].sum(axis=0), reports[:, 1].sum(axis=0)
