@@ -761,8 +761,8 @@ class RegressionBumpInstance:
         self.height = family.L * (1.0 / G) ** family.beta
         self.values = family.label_law(G)
 
-    def _probs(self, eta):
-        """P(Y = values[v] | η) for an array of η (local or cube averages)."""
+    def label_probs(self, eta):
+        """P(Y = values[v] | η) for an array of η (local, cube or region averages: the law is affine in η)."""
         fam, values = self.family, self.values
         if fam.labels == "bounded":
             up = (1 + eta / fam.T) / 2
@@ -778,7 +778,7 @@ class RegressionBumpInstance:
         eta_int = self.height * (_full_bump_geometry(d, self.G, int(G_est), 1) @ np.asarray(self.signs))
         eta2_int = self.height ** 2 * _full_bump_row_sums(d, self.G, int(G_est))
         mass = np.full(n_cells, float(G_est) ** (-d))
-        return RegressionCellModel(n_cells, mass, self.values, self._probs(eta_int / mass),
+        return RegressionCellModel(n_cells, mass, self.values, self.label_probs(eta_int / mass),
                                    eta_int, eta2_int)
 
     def eta(self, X: np.ndarray) -> np.ndarray:
@@ -792,7 +792,7 @@ class RegressionBumpInstance:
         """N i.i.d. pairs (X, Y): Y by inverting the label CDF at one uniform u per sample.
 
         Y = values[v] for the number v of steps F_v(η(X)) = P(Y ≤ values[v] | X) below
-        u.  F_v is affine in η (:meth:`_probs`) and |η| ≤ L h^β, so F_v lies in a band
+        u.  F_v is affine in η (:meth:`label_probs`) and |η| ≤ L h^β, so F_v lies in a band
         [lo_v, hi_v] of width ~ L h^β / T whatever X is, and a u outside every band
         gives Y without η.  η, the costly part (a cosine per axis), is computed only
         for the samples whose u falls in a band, a share ~ L h^β / T of them.  The
@@ -800,7 +800,7 @@ class RegressionBumpInstance:
         """
         X = rng.random((N, self.family.d))
         u = rng.random(N)
-        F = np.cumsum(self._probs(np.array([-self.height, self.height])), axis=1)[:, :-1]  # (2, V−1)
+        F = np.cumsum(self.label_probs(np.array([-self.height, self.height])), axis=1)[:, :-1]  # (2, V−1)
         lo, hi = F.min(axis=0), F.max(axis=0)
         centre, slope = F.mean(axis=0), (F[1] - F[0]) / (2 * self.height)  # F_v(η) = centre + slope·η
         steps_below = np.zeros(N, dtype=np.uint8)  # v: a few label values

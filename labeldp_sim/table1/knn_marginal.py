@@ -177,8 +177,8 @@ def draw_knn_estimates(instance, queries: np.ndarray, N: int, k: int, mechanism,
     mass = rng.beta(k, N - k + 1, size=Q)
     r = radius_for_mass(queries, mass)
     mean_in, mean_boundary = box_and_boundary_means(instance, queries, r)
-    counts = rng.multinomial(k - 1, instance._probs(mean_in))
-    boundary_value = (rng.random(Q)[:, None] > np.cumsum(instance._probs(mean_boundary), axis=1)[:, :-1]).sum(axis=1)
+    counts = rng.multinomial(k - 1, instance.label_probs(mean_in))
+    boundary_value = (rng.random(Q)[:, None] > np.cumsum(instance.label_probs(mean_boundary), axis=1)[:, :-1]).sum(axis=1)
     counts[np.arange(Q), boundary_value] += 1
     _, S = mechanism.sample_aggregate(CubeData.from_counts(counts, instance.values), N, rng)
     return S / k
