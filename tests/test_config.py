@@ -58,7 +58,7 @@ def _job_error(make_cfg, results, *overrides):
     (["experiment=cls_nonprivate", "estimator.h_scale=-1"], "estimator.h_scale"),
     (["experiment=cls_nonprivate", "runner.path=magic"], "runner.path"),
     (["experiment=cls_nonprivate", "runner.n_jobs=0"], "runner.n_jobs"),
-    (["experiment=cls_nonprivate", "runner.backend=dask"], "runner.backend"),
+    (["experiment=cls_nonprivate", "runner.backend=ray"], "runner.backend"),
     (["experiment=cls_nonprivate", "runner.backend=multiprocessing"], "runner.backend"),
     (["experiment=cls_nonprivate", "runner.path=per_sample"], "runner.path"),  # N = 1e9 per sample
     (["experiment=cls_nonprivate", "fit.tol=0"], "fit.tol"),
@@ -222,7 +222,7 @@ KC, DG = "experiment=kclass_fig2a", "experiment=kclass_digits"
     ([KC, "kclass.methods=[rr,magic]"], "kclass.methods"),
     ([KC, "kclass.methods=[rr,rr]"], "kclass.methods"),
     ([KC, "runner.n_jobs=0"], "runner.n_jobs"),
-    ([KC, "runner.backend=dask"], "runner.backend"),
+    ([KC, "runner.backend=ray"], "runner.backend"),
     ([KC, "runner.path=magic"], "runner.path"),
     # digits
     ([DG, "digits.eps=[]"], "digits.eps"),

@@ -28,8 +28,10 @@ What is checked, for every kind:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +44,10 @@ from omegaconf.errors import OmegaConfBaseException
 from .errors import MISSING, ConfigError, check, first_line, is_int, is_number
 from .kinds import registered
 
-__all__ = ["RunnerSettings", "JobBasics", "job_kind", "validate_runner", "validate_results_dir",
+__all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_kind", "validate_runner",
+           "validate_results_dir",
            "validate_common", "config_node", "CONF_DIR", "GROUPS", "PATHS", "BACKENDS",
+           "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
            "MAX_N", "EPS_MIN", "EPS_MAX", "group_options", "is_int", "is_number", "eps_allowed", "check_list"]
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -51,13 +55,27 @@ GROUPS = ("distribution", "mechanism", "estimator", "grid", "runner", "experimen
 OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
 # the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
 ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
-RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse")
+RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse", "dask")
+DASK_KEYS = ("cluster", "scheduler", "startup_timeout", "slurm")
+SLURM_KEYS = ("jobs", "cores", "processes", "memory", "walltime", "account", "partition", "interface",
+              "job_extra_directives", "job_script_prologue")
+CLUSTERS = ("local", "slurm")
 PATHS_KEYS = ("results_dir",)
 FIT_KEYS = ("tol", "min_points")
 PATHS = ("auto", "per_sample", "sufficient")
 # multiprocessing is not offered: joblib cannot hand its results back as they finish,
 # and the trial store writes each chunk as soon as it is done
-BACKENDS = ("loky", "threading", "sequential")
+BACKENDS = ("loky", "threading", "sequential", "dask")
+# schemes a Client can reach without extra packages; tls and ws(s) read their certificates
+# from Dask's own configuration
+SCHEDULER_ADDRESS = re.compile(r"(tcp|tls|ws|wss)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:(\d{1,5}))?")
+# what sbatch accepts for --time: minutes, minutes:seconds, hours:minutes:seconds,
+# days-hours, days-hours:minutes and days-hours:minutes:seconds
+SLURM_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d+(:\d{1,2}){0,2}")
+# a SLURM queue may hold jobs for days, but an event loop's timer must stay a sane float
+MAX_STARTUP_TIMEOUT = 30 * 86400
+# account, partition and interface land in #SBATCH lines and worker options: one word
+SLURM_NAME = re.compile(r"[A-Za-z0-9_.,:+@-]+")
 PER_SAMPLE_MAX_N = 10_000_000
 # float64 holds every integer up to 2**53 exactly; above it counts and N·h^d round
 MAX_N = 2 ** 53
@@ -165,21 +183,100 @@ def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) 
 
 
 @dataclass(frozen=True)
+class SlurmSettings:
+    """A dask-jobqueue SLURMCluster (``runner.dask.slurm.*``, from ``runner=slurm``).
+
+    Attributes
+    ----------
+    jobs : int
+        SLURM jobs the cluster scales to, >= 1.
+    cores : int
+        Cores per job (``sbatch --cpus-per-task``), >= 1.
+    processes : int
+        One-thread worker processes per job, in [1, cores].
+    memory : str
+        Memory per job (``sbatch --mem``), e.g. ``"16GB"``, shared by its workers.
+    walltime : str
+        Time limit per job, in one of sbatch's ``--time`` forms.
+    account, partition, interface : str or None
+        ``sbatch -A``, ``sbatch -p`` (dask-jobqueue's ``queue``), and the network
+        interface of the workers and scheduler; None leaves SLURM's default.
+    job_extra_directives, job_script_prologue : tuple of str
+        More ``#SBATCH`` options, and shell lines run before each worker starts.
+    """
+
+    jobs: int
+    cores: int
+    processes: int
+    memory: str
+    walltime: str
+    account: str | None = None
+    partition: str | None = None
+    interface: str | None = None
+    job_extra_directives: tuple = ()
+    job_script_prologue: tuple = ()
+
+    def cluster_kwargs(self) -> dict:
+        """The keyword arguments of ``dask_jobqueue.SLURMCluster`` for these settings.
+
+        ``jobs`` is not among them: the cluster is scaled to it once it exists
+        (:mod:`labeldp_sim.core.cluster`).
+        """
+        kwargs = dict(cores=self.cores, processes=self.processes, memory=self.memory,
+                      walltime=self.walltime, job_extra_directives=list(self.job_extra_directives),
+                      job_script_prologue=list(self.job_script_prologue))
+        # None would be written as such into the job script by some dask-jobqueue versions:
+        # an unset option is left out so that dask-jobqueue's own configuration applies
+        for key, value in (("account", self.account), ("queue", self.partition),
+                           ("interface", self.interface)):
+            if value is not None:
+                kwargs[key] = value
+        return kwargs
+
+
+@dataclass(frozen=True)
+class DaskSettings:
+    """Where ``runner.backend=dask`` runs (``runner.dask.*``).
+
+    Attributes
+    ----------
+    cluster : str
+        ``"local"``: a LocalCluster of ``runner.n_jobs`` one-thread worker
+        processes; ``"slurm"``: a SLURMCluster from :attr:`slurm`.  Not used
+        when :attr:`scheduler` is set.
+    scheduler : str or None
+        Address of a running scheduler to join (``tcp://host:8786``).
+    startup_timeout : float
+        Seconds allowed for the workers to start: all of a LocalCluster's, the
+        first one of a scheduler's or of a SLURM cluster's.
+    slurm : SlurmSettings or None
+        The SLURM cluster (``runner=slurm``).
+    """
+
+    cluster: str = "local"
+    scheduler: str | None = None
+    startup_timeout: float = 60.0
+    slurm: SlurmSettings | None = None
+
+
+@dataclass(frozen=True)
 class RunnerSettings:
     """How trials run (``runner.*``); the numbers never depend on these.
 
     Attributes
     ----------
     n_jobs : int
-        joblib workers, non-zero (-1 = all cores).
+        Workers, non-zero (-1 = all cores): joblib's, or a Dask LocalCluster's.
     backend : str
         One of :data:`BACKENDS`.
     chunk : int
-        Trials per joblib task and per store transaction, >= 1.
+        Trials per task and per store transaction, >= 1.
     progress : bool
         Show a progress bar.
     reuse : bool
         Reuse stored trials of the same config key (false recomputes them).
+    dask : DaskSettings
+        The Dask cluster of ``backend="dask"`` (checked whatever the backend).
     """
 
     n_jobs: int
@@ -187,6 +284,7 @@ class RunnerSettings:
     chunk: int
     progress: bool
     reuse: bool
+    dask: DaskSettings = DaskSettings()
 
 
 def validate_runner(cfg) -> RunnerSettings:
@@ -194,7 +292,8 @@ def validate_runner(cfg) -> RunnerSettings:
 
     ``runner.path`` is checked here against :data:`PATHS` for every kind (the
     accuracy kinds ignore it); :func:`build_experiment` checks it against the
-    experiment's distribution and estimator.
+    experiment's distribution and estimator.  ``runner.dask`` is checked by
+    :func:`validate_dask`.
     """
     runner = config_node(cfg, "runner", RUNNER_KEYS, required=RUNNER_KEYS)
     check(runner["path"] in PATHS, "runner.path", runner["path"], PATHS)
@@ -207,8 +306,109 @@ def validate_runner(cfg) -> RunnerSettings:
     for flag in ("progress", "reuse"):
         # a real bool only: 'maybe', 1 or 'yes' would otherwise be read as true
         check(isinstance(runner[flag], bool), f"runner.{flag}", runner[flag], "true, false")
+    dask = validate_dask(cfg, str(runner["backend"]))
     return RunnerSettings(n_jobs=int(n_jobs), backend=str(runner["backend"]), chunk=int(chunk),
-                          progress=runner["progress"], reuse=runner["reuse"])
+                          progress=runner["progress"], reuse=runner["reuse"], dask=dask)
+
+
+def jobqueue_available() -> bool:
+    """Whether the optional dask-jobqueue (``pip install -e '.[slurm]'``) can be imported."""
+    return importlib.util.find_spec("dask_jobqueue") is not None
+
+
+def validate_dask(cfg, backend: str) -> DaskSettings:
+    """Check ``cfg.runner.dask`` (keys :data:`DASK_KEYS`) and return its settings.
+
+    Every key is checked whatever ``runner.backend`` is, so a typo never waits
+    for the day the backend is switched.  A scheduler address or a SLURM
+    cluster with another backend is refused on ``runner.backend``: the run would
+    silently stay on this machine.  The SLURM keys are checked before
+    dask-jobqueue is looked for, so that they can be checked without it.
+    """
+    node = config_node(cfg, "runner.dask", DASK_KEYS, required=("cluster", "scheduler", "startup_timeout"))
+    cluster, scheduler, timeout = node["cluster"], node["scheduler"], node["startup_timeout"]
+    check(cluster in CLUSTERS, "runner.dask.cluster", cluster,
+          "local (a LocalCluster of runner.n_jobs workers), slurm (select runner=slurm)")
+    address = SCHEDULER_ADDRESS.fullmatch(scheduler) if isinstance(scheduler, str) else None
+    check(scheduler is None or (address is not None and (address.group(4) is None
+                                                         or 1 <= int(address.group(4)) <= 65535)),
+          "runner.dask.scheduler", scheduler,
+          "null (start a cluster), or a scheduler address scheme://host[:port] with scheme tcp, tls, "
+          "ws or wss (e.g. tcp://10.0.0.5:8786)")
+    check(is_number(timeout) and 0 < timeout <= MAX_STARTUP_TIMEOUT, "runner.dask.startup_timeout", timeout,
+          f"a number of seconds in (0, {MAX_STARTUP_TIMEOUT}] (30 days)")
+    slurm = _validate_slurm(cfg) if node.get("slurm") is not None else None
+    if cluster == "slurm":
+        check(slurm is not None, "runner.dask.slurm", node.get("slurm", MISSING),
+              "the SLURM settings of runner=slurm (select runner=slurm, not runner.dask.cluster=slurm alone)")
+        check(scheduler is None, "runner.dask.scheduler", scheduler,
+              "null with runner.dask.cluster=slurm (a SLURM cluster starts its own scheduler)")
+    if scheduler is not None or cluster == "slurm":
+        which = "runner.dask.scheduler is set" if scheduler is not None else "runner.dask.cluster is slurm"
+        check(backend == "dask", "runner.backend", backend,
+              f"dask ({which}; with another backend the trials would run on this machine)")
+    if backend == "dask" and cluster == "slurm" and scheduler is None:
+        check(jobqueue_available(), "runner.dask.cluster", cluster,
+              "local; slurm needs the optional dask-jobqueue: pip install -e '.[slurm]'")
+    return DaskSettings(cluster=cluster, scheduler=scheduler, startup_timeout=float(timeout), slurm=slurm)
+
+
+def _validate_slurm(cfg) -> SlurmSettings:
+    """Check ``runner.dask.slurm`` (keys exactly :data:`SLURM_KEYS`); needs no dask-jobqueue."""
+    prefix = "runner.dask.slurm"
+    node = config_node(cfg, prefix, SLURM_KEYS, required=SLURM_KEYS)
+    for name in ("jobs", "cores"):
+        check(is_int(node[name]) and node[name] >= 1, f"{prefix}.{name}", node[name], "integer >= 1")
+    cores = int(node["cores"])
+    processes = node["processes"]
+    check(processes is None or (is_int(processes) and 1 <= processes <= cores), f"{prefix}.processes",
+          processes, f"null (= cores, one thread per worker) or an integer in [1, {cores}] (the cores)")
+    memory = node["memory"]
+    check(isinstance(memory, str) and _bytes(memory) > 0, f"{prefix}.memory", memory,
+          "a positive amount of memory per job with a unit, e.g. 16GB or 4GiB")
+    walltime = node["walltime"]
+    if is_int(walltime) and walltime > 0:  # sbatch reads a bare number as minutes
+        walltime = str(walltime)
+    check(isinstance(walltime, str) and SLURM_TIME.fullmatch(walltime) is not None
+          and any(c in "123456789" for c in walltime), f"{prefix}.walltime", walltime,
+          "a positive sbatch time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. '01:00:00')")
+    for name in ("account", "partition", "interface"):
+        check(node[name] is None or (isinstance(node[name], str) and SLURM_NAME.fullmatch(node[name])),
+              f"{prefix}.{name}", node[name],
+              "null (SLURM's default) or one word of letters, digits and _.,:+@-")
+    directives = node["job_extra_directives"]
+    check(isinstance(directives, list) and all(isinstance(d, str) and d.startswith("-") and _one_line(d)
+                                                for d in directives),
+          f"{prefix}.job_extra_directives", directives,
+          "a list of sbatch options, each one line starting with - (e.g. ['--qos=normal'])")
+    prologue = node["job_script_prologue"]
+    check(isinstance(prologue, list) and all(isinstance(line, str) and _one_line(line) for line in prologue),
+          f"{prefix}.job_script_prologue", prologue,
+          "a list of shell lines, one line each (e.g. ['module load python/3.11'])")
+    return SlurmSettings(jobs=int(node["jobs"]), cores=cores,
+                         processes=cores if processes is None else int(processes), memory=memory,
+                         walltime=walltime, account=node["account"], partition=node["partition"],
+                         interface=node["interface"], job_extra_directives=tuple(directives),
+                         job_script_prologue=tuple(prologue))
+
+
+def _one_line(text: str) -> bool:
+    return text.strip() != "" and "\n" not in text and "\r" not in text and "\0" not in text
+
+
+def _bytes(text: str) -> float:
+    """``text`` in bytes by Dask's reading (the one dask-jobqueue uses), or 0 when it reads none.
+
+    A unit is required: a bare number would be bytes to Dask and megabytes to sbatch.
+    """
+    from dask.utils import parse_bytes
+
+    if not re.search(r"[A-Za-z]", text):
+        return 0
+    try:
+        return parse_bytes(text)
+    except (ValueError, TypeError):
+        return 0
 
 
 def _name_max(directory: Path) -> int:

@@ -28,7 +28,8 @@ ROOT = PACKAGE_DIR.parent
 # it (even a comment: conservative on purpose) invalidates the stored trials.
 PRESENTATION_MODULES = frozenset({
     "__init__.py", "__main__.py", "app.py",
-    "core/__init__.py", "core/cli.py", "core/config.py", "core/errors.py", "core/fit.py", "core/kinds.py",
+    "core/__init__.py", "core/cli.py", "core/cluster.py", "core/config.py", "core/errors.py", "core/fit.py",
+    "core/kinds.py",
     "core/provenance.py", "core/report.py", "core/store.py",
     "privacy/__init__.py", "privacy/audit.py",
     "table1/__init__.py", "table1/audit.py", "table1/kind.py", "table1/minimax_fit.py", "table1/report.py",
@@ -43,7 +44,7 @@ NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own 
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")
 LIBRARIES = ("labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
-             "joblib", "statsmodels", "tqdm", "scikit-learn")
+             "joblib", "dask", "distributed", "statsmodels", "tqdm", "scikit-learn")
 
 
 def library_version(name: str) -> str | None:

@@ -12,25 +12,39 @@ hashes the code), says so in one line before computing, computes the rest in
 parallel and stores each finished chunk in one transaction.  Only this driver
 process writes to the store; a crash, Ctrl-C or ``kill -9`` loses at most the
 chunks in flight, and the same command resumes.
+
+The tasks run on joblib's loky or threading backend, in this process
+(``sequential``), or on a Dask cluster (``runner.backend=dask``, SPEC §9)
+through joblib's Dask backend: a LocalCluster, a running scheduler or SLURM
+(:mod:`labeldp_sim.core.cluster`).  On Dask too the workers only compute and
+return DataFrames; the driver writes each one to the store as it arrives.
 """
 
 from __future__ import annotations
 
 import sys
+import types
+import warnings
 from abc import ABC, abstractmethod
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel
+from joblib import Parallel, parallel_config
 from tqdm.auto import tqdm
 
+from .cluster import ClusterError, dask_client, fingerprint_on_worker
 from .points import Point
 from .provenance import code_fingerprint, git_commit
 from .store import Schema, TrialStore
 
-__all__ = ["Plan", "RunStats", "execute", "trial_rng"]
+__all__ = ["Plan", "RunStats", "execute", "shared_arguments", "trial_rng"]
+
+# joblib's own threshold for scattering an argument on its own (which it measures with
+# dask's sizeof, blind to the inside of plain objects: hence pickled bytes here)
+SCATTER_MIN_BYTES = 1000
 
 
 class Plan(ABC):
@@ -127,6 +141,9 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
         print(f"{plan.label()}: interrupted: {stored_now[0]:,} trials of this run are kept in "
               f"{store.path}; run the same command again to resume", file=sys.stderr)
         raise SystemExit(130) from None
+    except ClusterError as err:  # the cluster did not start: one line, like bad input
+        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
     finally:
         store.finish_run(run_id, status, stored_now[0])
     computed = stored_now[0]
@@ -148,20 +165,111 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
 def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str,
              stored_now: list) -> None:
     settings = plan.runner
-    backend = None if settings.backend == "sequential" else settings.backend
-    n_jobs = 1 if settings.backend == "sequential" else settings.n_jobs
     bar = tqdm(total=len(todo), desc=plan.label(), unit="trial", delay=2.0, leave=False,
                disable=not settings.progress or not sys.stderr.isatty())
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
     try:
-        for frame in parallel(plan.tasks(todo)):
-            frame = frame.assign(experiment=plan.experiment, config_key=plan.config_key,
-                                 run_id=run_id, computed_by=commit)
-            store.write(plan.schema, frame, replace=not settings.reuse)
-            stored_now[0] += len(frame)
-            bar.update(len(frame))
+        with _finished_frames(plan, plan.tasks(todo)) as frames:
+            for frame in frames:
+                frame = frame.assign(experiment=plan.experiment, config_key=plan.config_key,
+                                     run_id=run_id, computed_by=commit)
+                store.write(plan.schema, frame, replace=not settings.reuse)
+                stored_now[0] += len(frame)
+                bar.update(len(frame))
     finally:
         bar.close()
+
+
+@contextmanager
+def _finished_frames(plan: Plan, tasks: list):
+    """The DataFrames of ``tasks`` as they finish, in any order, on the configured backend.
+
+    The generator is closed before the context ends, so that on Dask no task is
+    still being collected when the client and cluster close.
+    """
+    settings = plan.runner
+    if settings.backend != "dask":
+        backend = None if settings.backend == "sequential" else settings.backend
+        n_jobs = 1 if settings.backend == "sequential" else settings.n_jobs
+        parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
+        with _closing(parallel(tasks)) as frames:
+            yield frames
+        return
+    expected = code_fingerprint(plan.spec.packages)
+    tasks = [(fingerprint_on_worker, (expected, plan.spec.packages, func, *args), kwargs)
+             for func, args, kwargs in tasks]
+    # joblib 1.6's Dask backend hands results back as they finish (return_as=
+    # "generator_unordered"), so the driver stores each frame on arrival, as with loky.
+    # wait_for_workers_timeout=0: dask_client has already waited, with the run's own time-out
+    with dask_client(settings) as client, \
+            parallel_config(backend="dask", client=client, scatter=shared_arguments(tasks),
+                            wait_for_workers_timeout=0):
+        parallel = Parallel(n_jobs=-1, return_as="generator_unordered",
+                            pre_dispatch=_pre_dispatch(settings))
+        with _closing(parallel(tasks)) as frames:
+            yield frames
+
+
+def _pre_dispatch(settings):
+    """How many tasks joblib keeps handed to Dask ahead of the results.
+
+    joblib's default, twice the worker threads it finds when the run starts,
+    would hold a SLURM cluster whose jobs are still queued to the workers of
+    its first job; so there it is twice the workers all its jobs bring.  (Handing
+    every task over at once is no answer: joblib then cannot group small tasks
+    into batches, and many small tasks cost the scheduler dearly.)  A joined
+    scheduler's workers are counted when the run starts.
+    """
+    dask = settings.dask
+    if dask.cluster == "slurm" and dask.scheduler is None:
+        return 2 * dask.slurm.jobs * dask.slurm.processes
+    return "2*n_jobs"
+
+
+@contextmanager
+def _closing(frames):
+    """``frames`` (a joblib generator), closed on the way out.
+
+    Closed early (an exception or Ctrl-C while a frame is being stored), joblib
+    cancels the remaining tasks and warns that their results go unused; that
+    is what an interrupted run means, and the interrupt line says what was
+    kept, so the warning is not shown.
+    """
+    try:
+        yield frames
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*(been successfully executed|been cancelled)",
+                                    category=UserWarning)
+            frames.close()
+
+
+def shared_arguments(tasks: list, min_bytes: int | None = None) -> list:
+    """The large arguments that more than one task receives as the very same object.
+
+    A plan passes the same distribution, mechanism, estimator or spec objects
+    to many tasks (a law-free spec pickles to about 25 kB, in every one of
+    hundreds of tasks).  Given to joblib's Dask backend as ``scatter``, each is
+    sent to every worker once, and the tasks carry a reference instead of a
+    pickled copy each.  Objects that pickle to fewer than ``min_bytes``
+    (default :data:`SCATTER_MIN_BYTES`) are left out: a reference and the
+    scheduler's bookkeeping for it cost about as much.  Sharing one object
+    between the tasks of a worker is safe: the threading backend already does
+    it, and the tasks do not mutate their arguments (``tests/test_runner.py``
+    compares the backends' numbers).
+    """
+    import cloudpickle
+
+    min_bytes = SCATTER_MIN_BYTES if min_bytes is None else min_bytes
+    # numbers, strings and functions (which travel as their qualified names) are never large
+    small = (int, float, complex, str, bytes, bool, type(None), np.generic, type,
+             types.FunctionType, types.BuiltinFunctionType)
+    seen: dict = {}
+    for _, args, kwargs in tasks:
+        for arg in (*args, *kwargs.values()):
+            if not isinstance(arg, small):
+                seen.setdefault(id(arg), [arg, 0])[1] += 1
+    return [arg for arg, count in seen.values()
+            if count > 1 and len(cloudpickle.dumps(arg)) >= min_bytes]
 
 
 # --------------------------------------------------------------------------- seeds
