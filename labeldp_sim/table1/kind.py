@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.config import PER_SAMPLE_MAX_N
+from ..core.errors import check
 from ..core.kinds import ExperimentKind, register
 from ..core.store import STORE_NAME, TrialStore, atomic_write, locked
 
@@ -25,7 +27,15 @@ class RatesKind(ExperimentKind):
         from .experiment import build_experiment
         from .minimax import build_law_free, validate_mode
 
-        return build_law_free(cfg) if validate_mode(cfg) == "law_free" else build_experiment(cfg)
+        if validate_mode(cfg) != "law_free":
+            return build_experiment(cfg)
+        spec = build_law_free(cfg)
+        if spec.knn:  # the search draws every sample (one data set for all k, T and G_inst)
+            largest = max(pt.N for pt in spec.exp.points)
+            check(largest <= PER_SAMPLE_MAX_N, "law_free.sweeps", cfg.law_free.get("sweeps"),
+                  f"sweeps with N <= {PER_SAMPLE_MAX_N:,} for kNN cells, which run per sample in this "
+                  f"mode (the grid reaches N = {largest:,}; set law_free.sweeps)")
+        return spec
 
     def run(self, cfg, spec, overrides, subdir, export) -> dict:
         if cfg.get("mode", "law_tied") == "law_free":
