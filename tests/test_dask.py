@@ -226,7 +226,11 @@ def test_ctrl_c_closes_the_cluster_keeps_the_trials_and_resumes(make_cfg, tmp_pa
         pytest.skip("the sweep finished before the interrupt arrived")
     assert proc.returncode == 130, err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "interrupted" in lines[0] and "run the same command again" in lines[0], err
+    assert any("interrupted" in line and "run the same command again" in line for line in lines), err
+    # distributed may still print "Exception ignored in Client.__del__ ... IOLoop is closed" at
+    # interpreter exit when the interrupt lands inside client.close (its own teardown, nothing of
+    # the run is lost); no traceback may come from this package
+    assert not [line for line in lines if line.strip().startswith("File ") and "labeldp_sim" in line], err
     assert workers, "no worker process was seen"
     psutil.wait_procs(workers, timeout=10)
     assert not [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
