@@ -56,8 +56,13 @@ def region_mass(queries: np.ndarray, r: np.ndarray) -> np.ndarray:
     Each side is summed from its two halves rather than taken as hi − lo, which
     would lose all precision for a radius far below the query's coordinates.
     """
+    return np.prod(_sides(queries, r), axis=1)
+
+
+def _sides(queries: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Side lengths of the ℓ∞ ball cut to the cube, min(r, x_i) + min(r, 1 − x_i), shape (Q, d)."""
     r = np.asarray(r, dtype=float)[:, None]
-    return np.prod(np.minimum(r, queries) + np.minimum(r, 1.0 - queries), axis=1)
+    return np.minimum(r, queries) + np.minimum(r, 1.0 - queries)
 
 
 def radius_for_mass(queries: np.ndarray, mass: np.ndarray) -> np.ndarray:
@@ -145,7 +150,7 @@ def box_and_boundary_means(instance, queries: np.ndarray, r: np.ndarray):
         return t[:, :, None] * G - cols - 0.5
 
     axis_int = np.where(valid, (_cos2_antiderivative(local(hi)) - _cos2_antiderivative(local(lo))) / G, 0.0)
-    side = hi - lo
+    side = _sides(queries, r)
     tuple_signs = _tuple_signs(signs, G, first, M)
     mean_in = height * _signed_sum(tuple_signs, axis_int) / np.prod(side, axis=1)
 
@@ -178,7 +183,6 @@ def draw_knn_estimates(instance, queries: np.ndarray, N: int, k: int, mechanism,
     r = radius_for_mass(queries, mass)
     mean_in, mean_boundary = box_and_boundary_means(instance, queries, r)
     counts = rng.multinomial(k - 1, instance.label_probs(mean_in))
-    boundary_value = (rng.random(Q)[:, None] > np.cumsum(instance.label_probs(mean_boundary), axis=1)[:, :-1]).sum(axis=1)
-    counts[np.arange(Q), boundary_value] += 1
+    counts += rng.multinomial(1, instance.label_probs(mean_boundary))  # the k-th point's label
     _, S = mechanism.sample_aggregate(CubeData.from_counts(counts, instance.values), N, rng)
     return S / k
