@@ -18,7 +18,13 @@ The objects work without Hydra::
     X, y = instance.sample(10_000, np.random.default_rng(1))
 """
 
-from .core.errors import ConfigError
+# First: in a labeldp-sim process, a Ctrl-C or SIGTERM while numpy, pandas and Hydra load gives
+# one line and exit 130 (143), not a traceback (labeldp_sim.core.interrupts; standard library only)
+from .core import interrupts as _interrupts
+
+_interrupts.install_for_cli()
+
+from .core.errors import ConfigError  # noqa: E402
 
 __version__ = "0.2.0"
 

@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import importlib
 
+from .core import interrupts
+
+# The package imports this module before it loads the papers (numpy, pandas, Hydra...):
+# in a ``labeldp-sim`` process, a Ctrl-C or SIGTERM from here on gives one line, not a traceback.
+interrupts.install_for_cli()
+
 PAPERS = ("labeldp_sim.table1", "labeldp_sim.kclass", "labeldp_sim.userlevel")
 
 
@@ -35,8 +41,18 @@ def _audit(argv: list) -> int:
 
 
 def main(argv: list | None = None) -> None:
-    """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``."""
+    """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``.
+
+    SIGINT and SIGTERM end it with one line and exit status 130 (143), at any
+    instant (:mod:`labeldp_sim.core.interrupts`).
+    """
     load_papers()
     from .core.cli import main as cli_main
 
-    cli_main(argv, commands={"audit": _audit})
+    try:
+        cli_main(argv, commands={"audit": _audit})
+    except SystemExit as err:
+        if not interrupts.is_cli():
+            raise
+        interrupts.leave(err.code)
+    interrupts.leave(0)  # the labeldp-sim process: exits here (os._exit), past the interpreter's teardown

@@ -422,3 +422,157 @@ def test_largest_exact_N_is_accepted(make_cfg, results):
     exp = validate_job(make_cfg([LDP, "grid.d=[1]", "grid.sweeps.N.values=[1e15]", "~grid.sweeps.eps",
                                  f"paths.results_dir={results}"]))
     assert all(pt.N <= MAX_N for pt in exp.points)
+
+
+# --------------------------------------------------------------------------- issue 18: sizes and careless inputs
+
+UL = "experiment=ul_mean_1d"
+
+
+def test_a_size_that_cannot_fit_names_its_key_and_the_limit(make_cfg, results):
+    err = _job_error(make_cfg, results, KC, "kclass.n_test=1000000000000000")
+    assert err.key == "kclass.n_test" and err.got == 10 ** 15
+    assert "the limit is" in err.allowed and "this machine's" in err.allowed and "EiB" in err.allowed
+    err = _job_error(make_cfg, results, UL, "userlevel.sweeps.m.values=[1099511627776]")
+    assert err.key == "userlevel.sweeps.m.values" and "m + 1" in err.allowed
+
+
+def test_runner_n_jobs_is_blamed_when_one_trial_fits_but_not_the_workers(make_cfg, results, monkeypatch):
+    from labeldp_sim.core import config
+
+    monkeypatch.setattr(config, "machine_memory", lambda: 2 ** 30)  # 1 GiB; a kclass_fig2a trial holds ~320 MiB
+    err = _job_error(make_cfg, results, KC, "runner.n_jobs=4")
+    assert err.key == "runner.n_jobs" and "at most 2 workers" in err.allowed
+    for fits in ("runner.n_jobs=2", "runner.backend=sequential"):
+        assert validate_job(make_cfg([KC, "runner.n_jobs=4", fits, f"paths.results_dir={results}"]))
+    monkeypatch.setattr(config, "machine_memory", lambda: 2 ** 28)  # 256 MiB: not even one trial
+    assert _job_error(make_cfg, results, KC, "runner.n_jobs=1").key == "kclass.N"
+
+
+def test_memory_budget_of_each_backend(monkeypatch):
+    from labeldp_sim.core import config
+    from labeldp_sim.core.config import DaskSettings, SlurmSettings, memory_budget
+
+    monkeypatch.setattr(config, "machine_memory", lambda: 10 * 2 ** 30)
+
+    def runner(backend="loky", n_jobs=2, dask=DaskSettings()):
+        return RunnerSettings(n_jobs=n_jobs, backend=backend, chunk=1, progress=False, reuse=True, dask=dask)
+
+    assert memory_budget(runner()).per_trial == 0.9 * 10 * 2 ** 30 / 2
+    assert memory_budget(runner("sequential", n_jobs=8)).workers == 1
+    assert memory_budget(runner(n_jobs=-1)).workers == os.cpu_count()
+    slurm = SlurmSettings(jobs=1, cores=8, processes=4, memory="16GB", walltime="01:00:00")
+    budget = memory_budget(runner("dask", dask=DaskSettings(cluster="slurm", slurm=slurm)))
+    assert budget.per_trial == 4e9 and "runner.dask.slurm.memory" in budget.text
+    assert memory_budget(runner("dask", dask=DaskSettings(scheduler="tcp://h:8786"))).per_trial == 2 ** 40
+
+
+def test_memory_estimates_are_lower_bounds():
+    """An estimate above what a trial really holds would refuse runs that fit."""
+    import tracemalloc
+
+    from labeldp_sim.kclass.experiments import _synthetic_trial, kclass_trial_needs
+    from labeldp_sim.userlevel.families import FixedSign
+    from labeldp_sim.userlevel.mean import Algorithm1
+    from labeldp_sim.userlevel.experiments import UserPoint, trial_needs
+
+    def peak(run):
+        tracemalloc.start()
+        try:
+            run()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    for method in ("rr", "lp_2st", "vector_approximation"):
+        need = sum(n.bytes for n in kclass_trial_needs(2000, 40, 200, 12, 0.5, [method]))
+        assert need <= peak(lambda: _synthetic_trial("t", 12, 0.2, 2000, 40, 1.0, 200, 0.5, [method], 0, 0)), method
+    pt = UserPoint(n=1024, m=2 ** 20, eps=1.0, d=1)
+    need = sum(n.bytes for n in trial_needs("m", pt, {"alg1": Algorithm1()}, "sufficient"))
+    assert need <= peak(lambda: Algorithm1().trial(FixedSign(), pt.n, pt.m, pt.eps, pt.d, np.random.default_rng(0)))
+
+
+def test_table1_memory_estimates_are_lower_bounds(make_cfg, results):
+    import tracemalloc
+
+    from labeldp_sim.table1.experiment import trial_needs
+    from labeldp_sim.table1.sweep import run_trial
+
+    for overrides in ([LDP, "distribution.K=40", "runner.path=per_sample", "grid.sweeps.N.values=[50000]",
+                       "~grid.sweeps.eps"],
+                      [LDP, "distribution.K=2000", "grid.sweeps.N.values=[1000000000]", "~grid.sweeps.eps"],
+                      ["experiment=reg_nonprivate", "grid.sweeps.N.values=[100000000]"]):
+        exp = validate_job(make_cfg([*overrides, "grid.d=[2]", f"paths.results_dir={results}"]))
+        pt = exp.points[0]
+        tracemalloc.start()
+        try:
+            run_trial(exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator, pt, 0, exp.seed,
+                      exp.trial_path(pt))
+            held = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert 0 < sum(n.bytes for n in trial_needs(exp, pt)) <= held, overrides
+
+
+def test_reps_per_d_merges_a_new_d_and_a_dotted_key_wins(make_cfg, results):
+    exp = validate_job(make_cfg([LDP, "grid.reps_per_d={1: 300}", f"paths.results_dir={results}"]))
+    assert exp.reps_per_d == {1: 300, 3: 500}
+    assert {pt.d: exp.replicates(pt) for pt in exp.points} == {1: 300, 2: 2000, 3: 500}
+    # Hydra writes a dotted key as the string '3', beside the grid file's integer 3
+    exp = validate_job(make_cfg([LDP, "+grid.reps_per_d.3=1000", "+grid.reps_per_d.4=7",
+                                 f"paths.results_dir={results}"]))
+    assert exp.reps_per_d == {3: 1000, 4: 7}
+    err = _job_error(make_cfg, results, LDP, "grid.reps_per_d={1: 0}")
+    assert err.key == "grid.reps_per_d.1" and err.allowed.startswith("integer >= 1")
+
+
+def test_reps_per_d_dotted_override_of_the_grid_file_is_accepted(results):
+    from labeldp_sim.app import load_papers
+    from labeldp_sim.core.cli import validate_argv
+
+    load_papers()
+    _, jobs = validate_argv([LDP, "grid.reps_per_d.3=1000", f"paths.results_dir={results}"])
+    assert jobs[0].spec.reps_per_d == {3: 1000}
+
+
+def test_law_free_points_are_blamed_on_law_free_keys(make_cfg, results):
+    for mode in ("law_tied", "law_free"):
+        err = _job_error(make_cfg, results, "experiment=reg_label_ldp", f"mode={mode}",
+                         "law_free.sweeps.eps.values=[0]")
+        assert err.key == "law_free.sweeps.eps.values", mode
+    err = _job_error(make_cfg, results, "experiment=reg_label_ldp", "mode=law_free", "law_free.sweeps.N.values=[1]")
+    assert err.key == "law_free.sweeps.N.values" and "N >= 3" in err.allowed
+    err = _job_error(make_cfg, results, LDP, "mode=law_free", "law_free.G_max={1: 1000000000000}")
+    assert err.key == "law_free.G_max" and "the limit is" in err.allowed
+
+
+def test_wrong_keys_blamed_before_are_now_the_right_ones(make_cfg, results):
+    err = _job_error(make_cfg, results, "experiment=reg_label_ldp", "mechanism=rappor")
+    assert err.key == "mechanism" and err.allowed == "laplace"
+    err = _job_error(make_cfg, results, "experiment=reg_label_ldp", "grid.sweeps.N.values=[1]")
+    assert err.key == "grid.sweeps.N.values" and err.allowed.startswith("N >= 3 at d = 1")
+    assert _job_error(make_cfg, results, "experiment=reg_label_ldp", "estimator.k=100000000").key == "estimator.k"
+    assert _job_error(make_cfg, results, NP, "experiment_name=null").key == "experiment_name"
+    assert _job_error(make_cfg, results).key == "experiment"
+    err = _job_error(make_cfg, results, LDP, "mechanism=laplace")
+    assert err.key == "mechanism" and err.allowed == "alibi, rappor, rr"
+
+
+def test_a_name_must_follow_the_group_choice_unless_the_class_is_the_users(make_cfg, results):
+    err = _job_error(make_cfg, results, LDP, "mechanism.name=laplace")
+    assert err.key == "mechanism.name" and err.allowed.startswith("rappor (")
+    err = _job_error(make_cfg, results, "experiment=cls_full_cdp", "mechanism=exponential",
+                     "mechanism.protection=features+label")
+    assert err.key == "mechanism.name" and err.allowed.startswith("exponential_full (")
+    # a class no option names keeps its user's name (the cell check then speaks)
+    err = _job_error(make_cfg, results, LDP, "mechanism._target_=tests.helpers.RegressionOnlyRAPPOR")
+    assert err.key == "mechanism"
+
+
+def test_keys_another_kind_reads_keep_their_defaults(make_cfg, results):
+    for experiment in (KC, DG, UL):
+        err = _job_error(make_cfg, results, experiment, "mode=law_free")
+        assert err.key == "mode" and "cls_*, heavy_*, reg_*" in err.allowed and "law_tied" in err.allowed
+    assert _job_error(make_cfg, results, UL, "grid.reps=-1").key == "grid.reps"
+    assert _job_error(make_cfg, results, KC, "mechanism=rappor").key == "mechanism.name"
+    assert _job_error(make_cfg, results, UL, "+law_free.foo=1").key == "law_free.foo"

@@ -10,15 +10,21 @@ CI); a SLURMCluster is built from them only where it is installed.
 from __future__ import annotations
 
 import csv
+import http.server
+import logging
 import operator
 import os
 import pickle
+import re
 import signal
 import socket
+import socketserver
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -28,7 +34,8 @@ from joblib import delayed
 from labeldp_sim.core import cluster as cluster_module
 from labeldp_sim.core import config as config_module
 from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.core.cluster import ClusterError, dask_client, fingerprint_on_worker, local_workers
+from labeldp_sim.core.cluster import (ClusterError, TaskLost, check_scheduler, dask_client,
+                                      fingerprint_on_worker, local_workers)
 from labeldp_sim.core.config import DaskSettings, RunnerSettings, SlurmSettings
 from labeldp_sim.core.errors import ConfigError
 from labeldp_sim.core.runner import _pre_dispatch, execute, shared_arguments
@@ -61,7 +68,9 @@ def _spawned_since(before: set) -> list:
     alive = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if child.pid not in before and child.status() != psutil.STATUS_ZOMBIE:
+            # multiprocessing's resource tracker serves this process until it exits, not a run
+            if (child.pid not in before and child.status() != psutil.STATUS_ZOMBIE
+                    and "resource_tracker" not in " ".join(child.cmdline())):
                 alive.append(child)
         except psutil.NoSuchProcess:
             pass
@@ -199,6 +208,192 @@ def test_an_unreachable_scheduler_is_named():
     assert "\n" not in str(err.value)
 
 
+@contextmanager
+def _service(first_bytes: bytes | None = None):
+    """A TCP service on a free port of this machine, on a thread: ``tcp://127.0.0.1:<port>``.
+
+    Without ``first_bytes``, a plain HTTP server (it waits for a request, as a
+    dashboard does); with them, a service that sends them first (an SSH server
+    sends its banner).
+    """
+    if first_bytes is None:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
+    else:
+        class Banner(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.sendall(first_bytes)
+                time.sleep(0.5)
+
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Banner)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("first_bytes,why", [
+    (None, "no Dask handshake within 1 s"),  # a web server (the dashboard's port) waits for a request
+    # an SSH server's banner: read as a length, distributed allocated 3 EiB for it
+    (b"SSH-2.0-OpenSSH_9.6\r\n", "announce 3,256,153,323,631,825,747 bytes"),
+    (b"\x10" + bytes(7) + b"not a Dask frame", "garbled frames"),
+])
+def test_a_service_that_is_not_a_scheduler_is_refused_in_one_line(first_bytes, why):
+    with _service(first_bytes) as address:
+        with pytest.raises(ClusterError) as err:
+            check_scheduler(address, 1)
+    message = str(err.value)
+    assert err.value.key == "runner.dask.scheduler" and "\n" not in message
+    assert f"{address} accepted the connection but is not a Dask scheduler" in message and why in message
+
+
+def test_a_scheduler_address_gets_the_default_port_and_passes_the_check():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=":0") as running:
+        assert check_scheduler(running.scheduler_address, 5) == running.scheduler_address
+    with pytest.raises(ClusterError) as err:  # nobody on Dask's port 8786 here (it is found closed)
+        check_scheduler("tcp://127.0.0.1", 0.2)
+    assert "tcp://127.0.0.1:8786" in str(err.value)
+
+
+def test_a_web_server_given_as_the_scheduler_ends_the_run_with_one_line(tmp_path):
+    """It used to hold the run for 646 s, then print a Client.__del__ traceback at exit."""
+    args = [NP, "grid.reps=4", "runner.progress=false", "runner.backend=dask",
+            "runner.dask.startup_timeout=1", f"paths.results_dir={tmp_path}"]
+    with _service() as address:
+        proc = subprocess.run([sys.executable, "-m", "labeldp_sim", *args, f"runner.dask.scheduler={address}"],
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                              text=True, timeout=120)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"labeldp-sim: error: runner.dask.scheduler: {address} accepted the connection "
+                               "but is not a Dask scheduler (no Dask handshake within 1 s)"), lines
+
+
+# a sweep with one task, among the others, whose worker process dies every time it runs it
+DYING_RUN = """
+import os, sys
+from hydra import compose, initialize_config_dir
+from joblib import delayed
+from labeldp_sim.core.config import CONF_DIR
+from labeldp_sim.core.runner import execute
+from labeldp_sim.core.store import TrialStore
+from labeldp_sim.table1.experiment import build_experiment
+from labeldp_sim.table1.sweep import SweepPlan
+
+class DyingPlan(SweepPlan):
+    def tasks(self, todo):
+        tasks = super().tasks(todo)
+        return [*tasks[:4], delayed(os._exit)(3), *tasks[4:]]
+
+with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    cfg = compose(config_name="config", overrides=sys.argv[2:])
+execute(DyingPlan(build_experiment(cfg)), TrialStore(sys.argv[1]))
+"""
+
+
+def test_a_task_whose_workers_die_ends_the_run_with_one_line_and_keeps_the_trials(make_cfg, tmp_path):
+    """Dask gives the task up (KilledWorker) once its workers died; joblib waited for it forever."""
+    store = tmp_path / STORE_NAME
+    # given up when its first worker dies instead of the fourth: the same path, sooner
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    proc = subprocess.run([sys.executable, "-c", DYING_RUN, str(store), *SWEEP, *DASK,
+                           f"paths.results_dir={tmp_path}"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    # the task that dies, or one that was waiting on the same worker (Dask counts the death
+    # against every task the worker held)
+    assert re.match(r"labeldp-sim: error: runner\.dask: a task of this run \(\d+ call\(s\) of [\w, ]+\) ",
+                    lines[0]), lines
+    assert "failed: the Dask workers running it died, 1 tries in all (KilledWorker" in lines[0], lines
+    assert "the trials stored before it are kept; run the same command again to resume" in lines[0]
+    kept = _stored(store)
+    # the count the line gives is the rows this run inserted (execute's exact count)
+    assert lines[0].endswith(f"({kept:,} trials of this run are kept in {store})") or kept == 0, lines
+    # the same sweep resumes (here in this process, to skip a second start-up)
+    trials = run_sweep(build_experiment(make_cfg([*SWEEP, "runner.backend=sequential",
+                                                  f"paths.results_dir={tmp_path}"])), TrialStore(store))
+    assert trials.attrs["run"].reused == kept and len(trials) == 6 * 24
+
+
+def test_a_task_that_dask_cancels_is_a_lost_task():
+    from distributed.client import FutureCancelledError
+
+    backend = cluster_module._backend_class()
+    backend = backend.__new__(backend)  # no client needed to hand a result over
+    with pytest.raises(TaskLost) as err:
+        backend.retrieve_result_callback(FutureCancelledError("k", "scheduler-connection-lost"))
+    assert err.value.key == "runner.dask" and "cancelled by Dask" in str(err.value)
+    assert "run the same command again to resume" in str(err.value) and "\n" not in str(err.value)
+    assert backend.retrieve_result_callback(7) == 7  # a result passes
+
+
+def test_a_worker_that_fails_to_start_is_named_not_printed():
+    """A LocalCluster's worker that fails to start: its traceback is held back, its reason kept."""
+    failures = cluster_module._StartFailures()
+    try:
+        try:
+            raise OSError("no space left on device")
+        except OSError as cause:
+            raise RuntimeError("Nanny failed to start.") from cause
+    except RuntimeError:
+        record = logging.LogRecord(cluster_module.START_LOGGER, logging.ERROR, __file__, 1,
+                                   "Exception in callback %s", ("<SpecCluster._correct_state_internal()>",),
+                                   sys.exc_info())
+    other = logging.LogRecord(cluster_module.START_LOGGER, logging.ERROR, __file__, 1, "another callback",
+                              (), None)
+    assert failures.filter(record) is False and failures.filter(other) is True
+    assert failures.reasons == ["OSError: no space left on device"]
+
+
+@pytest.mark.parametrize("instant", [
+    "dask.workers",  # the workers are starting
+    pytest.param("dask.cluster", marks=pytest.mark.slow),
+    pytest.param("dask.client", marks=pytest.mark.slow),
+    pytest.param("dask.started", marks=pytest.mark.slow),
+])
+def test_ctrl_c_during_the_dask_start_up_gives_the_interrupt_line(tmp_path, instant):
+    """A terminal's Ctrl-C (the whole process group) while the cluster starts: 130, one line, no process left."""
+    args = [NP, "grid.reps=4", "runner.progress=false", *DASK, f"paths.results_dir={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LABELDP_SIM_TEST_SIGNAL": f"{instant}:1:SIGINT:group"}
+    proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=120)
+        deadline = time.time() + 10
+        while _group(proc.pid) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        left = _group(proc.pid)
+        if proc.poll() is None or left:
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130 and len(lines) == 1, err
+    assert "interrupted" in lines[0] and "run the same command again" in lines[0], lines
+    assert not left, "processes of the run outlived it"
+
+
+def _group(group: int) -> list:
+    """The running processes of process group ``group``."""
+    alive = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process.pid)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            pass
+    return alive
+
+
 def _stored(store: Path) -> int:
     try:
         with sqlite3.connect(store, timeout=5) as con:
@@ -226,11 +421,9 @@ def test_ctrl_c_closes_the_cluster_keeps_the_trials_and_resumes(make_cfg, tmp_pa
         pytest.skip("the sweep finished before the interrupt arrived")
     assert proc.returncode == 130, err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert any("interrupted" in line and "run the same command again" in line for line in lines), err
-    # distributed may still print "Exception ignored in Client.__del__ ... IOLoop is closed" at
-    # interpreter exit when the interrupt lands inside client.close (its own teardown, nothing of
-    # the run is lost); no traceback may come from this package
-    assert not [line for line in lines if line.strip().startswith("File ") and "labeldp_sim" in line], err
+    # one line: no traceback from this package, from distributed's teardown (a worker's failed
+    # heartbeat, Client.__del__ at exit) or from the workers
+    assert len(lines) == 1 and "interrupted" in lines[0] and "run the same command again" in lines[0], err
     assert workers, "no worker process was seen"
     psutil.wait_procs(workers, timeout=10)
     assert not [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]

@@ -131,6 +131,13 @@ def test_kclass_numbers_are_unchanged_by_the_move_onto_the_shared_core():
 
     methods = list(GOLDEN_SYNTHETIC)
     rows = _synthetic_trial("kclass_fig2a", 10, 0.3, 2000, 50, 1.0, 200, 0.5, methods, 20261122, 3)
-    assert {r["method"]: r["accuracy"] for r in rows} == GOLDEN_SYNTHETIC
+    synthetic = {r["method"]: r["accuracy"] for r in rows}
     digits = _digits_records(1.0, methods, 25, 0.3, 20261122, 2, 0.5)
-    assert dict(zip(digits.method, digits.accuracy)) == GOLDEN_DIGITS
+    for got, golden in ((synthetic, GOLDEN_SYNTHETIC), (dict(zip(digits.method, digits.accuracy)), GOLDEN_DIGITS)):
+        assert set(got) == set(golden)
+        # The predictions are integers and identical on every machine; the accuracies are means
+        # of posteriors whose last bits depend on the CPU's BLAS kernels and summation order
+        # (seen: ...746 vs ...747).  rtol 1e-12 allows that; a changed prediction would move an
+        # accuracy by (eta_a - eta_b) / n_test, far above 1e-12 unless two classes tie exactly.
+        for method, value in golden.items():
+            assert got[method] == pytest.approx(value, rel=1e-12, abs=0), method

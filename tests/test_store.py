@@ -7,14 +7,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.store import Column, Schema, TrialStore, atomic_write
+from labeldp_sim.core.store import Column, Schema, StoreDamaged, TrialStore, atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -104,34 +103,31 @@ def _stored(results) -> pd.DataFrame:
         return pd.read_sql_query(f"SELECT * FROM {tables[0]}", con)
 
 
-KILL_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=500", "runner.chunk=20",
+KILL_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=100", "runner.chunk=10",
              "runner.n_jobs=2", "runner.progress=false"]
 
 
-def _count(results) -> int:
-    try:
-        with sqlite3.connect(results / "trials.sqlite", timeout=5) as con:
-            return con.execute("SELECT count(*) FROM rate_trials_v1").fetchone()[0]
-    except sqlite3.OperationalError:  # not created yet
-        return 0
+def _killed_at(results, instant: str, n_jobs: int) -> None:
+    """Run KILL_ARGS; SIGKILL its whole process group at ``instant`` (``checkpoint:n``), found by
+    the store's own hooks (:mod:`labeldp_sim.core.interrupts`), not by the clock."""
+    env = {**ENV, "LABELDP_SIM_TEST_SIGNAL": f"{instant}:SIGKILL:group"}
+    proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *KILL_ARGS, f"runner.n_jobs={n_jobs}",
+                             f"paths.results_dir={results}"],
+                            cwd=results.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    proc.communicate(timeout=600)
+    assert proc.returncode == -signal.SIGKILL, instant
 
 
-def _kill_when(proc, results, stored_at_least: int, then_wait: float) -> None:
-    """SIGKILL the process group once the store holds ``stored_at_least`` trials, ``then_wait`` s later."""
-    while stored_at_least and _count(results) < stored_at_least and proc.poll() is None:
-        time.sleep(0.01)
-    time.sleep(then_wait)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path, capsys, quick_plots):
+    """SIGKILL the process group at 10 instants, then finish: the uninterrupted result.
 
-
-def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path, capsys):
-    """SIGKILL the process group at 10 random instants, then finish: the uninterrupted result.
-
-    Instants are random within the run's phases, found from its progress rather than
-    the clock (a loaded machine shifts the clock): 2 before anything is stored, 6 once
-    a random share of the trials is stored, 2 after all are stored (while exporting).
-    Each kill gets a directory of its own; the finished run must equal the reference.
+    2 before anything is stored (start-up, loky's start), 6 inside or between the
+    transactions of random chunks, 2 while exporting (a file staged; between two renames
+    of the export, which the next export completes).  Each kill gets a directory of its own;
+    the finished run must equal the reference (computed with 2 loky workers; the kills
+    at loky's start and in the first two chunks have 2 workers too, the others run in the
+    driver alone: the numbers are the same, and the kills cheaper).
     """
     from labeldp_sim.app import main
 
@@ -140,13 +136,16 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
     reference = pd.read_csv(tmp_path / "reference" / "cls_label_cdp" / "trials.csv").set_index("seed_key")
     wanted = len(reference)
     rng = np.random.default_rng(20261123)
-    plans = ([(0, rng.uniform(0.0, 1.0)) for _ in range(2)]
-             + [(int(rng.uniform(0.05, 0.9) * wanted), 0.0) for _ in range(6)]
-             + [(wanted, rng.uniform(0.0, 0.5)) for _ in range(2)])
+    chunks = rng.choice(np.arange(2, 45), size=6, replace=False)
+    steps = ["store.begun", "store.in_transaction", "store.committed"]
+    plans = (["startup:1", "workers.started:1"]
+             + [f"{steps[i % 3]}:{n}" for i, n in enumerate(chunks)]
+             + ["export.staged:3", "export.renamed:2"])
     partial_states = 0
-    for i, (stored_at_least, then_wait) in enumerate(plans):
+    for i, instant in enumerate(plans):
         results = tmp_path / f"killed{i}"
-        _kill_when(_cli(KILL_ARGS, results, start_new_session=True), results, stored_at_least, then_wait)
+        results.mkdir()
+        _killed_at(results, instant, n_jobs=2 if i in (1, 2, 3) else 1)
         stored = _stored(results)  # also checks the database's integrity
         assert not stored.seed_key.duplicated().any()
         np.testing.assert_array_equal(stored.excess_risk.to_numpy(),
@@ -158,10 +157,16 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
 
         main([*KILL_ARGS, f"paths.results_dir={results}"])
         assert f"{len(stored):,} reused" in capsys.readouterr().out
+        status = list(TrialStore(results / "trials.sqlite").runs().status)
+        # a run killed while computing stays "running" until the next run finds its process gone
+        killed_computing = instant.startswith(("store.", "workers."))
+        assert status == (["killed", "finished"] if killed_computing else status[:-1] + ["finished"])
+        assert "running" not in status, (instant, status)
         trials = pd.read_csv(export).set_index("seed_key")
         assert len(trials) == wanted and not trials.index.duplicated().any()
         pd.testing.assert_frame_equal(trials[NUMBERS[1:]], reference.loc[trials.index, NUMBERS[1:]])
-    assert partial_states >= 5, "the kills meant to fall mid-run found the run finished"
+        assert not list((results / "cls_label_cdp").glob(".staging-*"))
+    assert partial_states == 6
 
 
 SMALL = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=400", "runner.chunk=20",
@@ -176,6 +181,10 @@ def test_the_same_command_twice_at_once_keeps_every_trial_once(tmp_path):
     trials = pd.read_csv(results / "cls_label_cdp" / "trials.csv")
     stored = _stored(results)
     assert len(trials) == len(stored) == 5 * 400 and not stored.seed_key.duplicated().any()
+    # each run counts the trials it stored, not those it computed after the other one stored them
+    runs = TrialStore(results / "trials.sqlite").runs().set_index("run_id")
+    assert (runs.status == "finished").all() and runs.computed.sum() == len(stored)
+    assert stored.groupby("run_id").size().to_dict() == runs.computed[runs.computed > 0].to_dict()
 
 
 def _printed_slopes(stdout: str) -> dict:
@@ -229,7 +238,8 @@ def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
         return proc.stdout
 
     assert "0 reused" in run()
-    assert "150 reused" in run() and "0 to compute" in run()
+    again = run()
+    assert "150 reused" in again and "0 to compute" in again
     other_paper = copy / "labeldp_sim" / "userlevel" / "mean.py"
     other_paper.write_text(other_paper.read_text() + "\n# a change to another paper's code\n")
     assert "150 reused" in run()
@@ -240,3 +250,174 @@ def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
     estimators.write_text(original)
     out = run()
     assert "150 reused" in out and "computed by 150 by" in out
+
+
+# ------------------------------------------------------------------ a damaged store is refused
+
+DAMAGE_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=6", "runner.n_jobs=1",
+               "runner.progress=false"]
+
+
+@pytest.fixture
+def quick_plots(monkeypatch):
+    from labeldp_sim.core import report
+    from labeldp_sim.table1 import report as table1_report
+
+    monkeypatch.setattr(report, "plot_rates", lambda *a, **k: Path(a[2]).write_text("figure\n"))
+    monkeypatch.setattr(table1_report, "plot_exponents", lambda t, path, task: Path(path).write_text("x\n"))
+
+
+def _main(results) -> tuple:
+    """main() in-process on ``results``: (exit status, stdout, stderr)."""
+    from labeldp_sim.app import main
+
+    try:
+        main([*DAMAGE_ARGS, f"paths.results_dir={results}"])
+        return 0
+    except SystemExit as exit_:
+        return exit_.code
+
+
+@pytest.fixture
+def healthy(tmp_path, quick_plots, capsys):
+    """A results directory whose store holds one run (30 trials); its export as the reference."""
+    results = tmp_path / "healthy"
+    assert _main(results) == 0
+    capsys.readouterr()
+    for suffix in ("-wal", "-shm"):  # all in the main file (the last connection checkpointed it)
+        assert not (results / f"trials.sqlite{suffix}").exists()
+    return results, pd.read_csv(results / "cls_label_cdp" / "trials.csv")
+
+
+def _damaged(tmp_path, healthy, name: str, damage) -> Path:
+    results = tmp_path / name
+    results.mkdir()
+    store = results / "trials.sqlite"
+    store.write_bytes((healthy[0] / "trials.sqlite").read_bytes())
+    damage(store)
+    return results
+
+
+def _assert_refused(results, capsys, why: str = ""):
+    status = _main(results)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert status == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"labeldp-sim: error: {results / 'trials.sqlite'} is damaged (")
+    assert lines[0].endswith("move it aside or delete it to recompute") and why in lines[0]
+    assert "reused" not in out and not (results / "cls_label_cdp" / "trials.csv").exists()
+
+
+def _truncate(store):
+    store.write_bytes(store.read_bytes()[: store.stat().st_size // 2])
+
+
+def _garble_header(store):
+    data = bytearray(store.read_bytes())
+    data[:16] = bytes(range(16))
+    store.write_bytes(bytes(data))
+
+
+def _text(store):
+    store.write_text("trials, as I remember them\n")
+
+
+def _folder(store):
+    store.unlink()
+    store.mkdir()
+    (store / "notes.txt").write_text("not a database\n")
+
+
+@pytest.mark.parametrize("damage", [_truncate, _garble_header, _text, _folder])
+def test_a_damaged_store_is_refused_in_one_line(tmp_path, healthy, capsys, damage):
+    _assert_refused(_damaged(tmp_path, healthy, damage.__name__, damage), capsys)
+
+
+def test_an_edited_record_is_caught_by_its_checksum(tmp_path, healthy, capsys):
+    """A value changed in place (the file stays a valid database) and one changed through SQL."""
+    trials = healthy[1]
+    value = float(trials.excess_risk[trials.excess_risk > 0].iloc[3])
+
+    def in_place(store):
+        import struct
+
+        data = store.read_bytes()
+        at = data.find(struct.pack(">d", value))
+        assert at > 0
+        store.write_bytes(data[:at] + struct.pack(">d", value * 1.5) + data[at + 8:])
+
+    def through_sql(store):
+        with sqlite3.connect(store) as con:
+            con.execute("UPDATE rate_trials_v1 SET excess_risk = excess_risk * 2 WHERE replicate = 1")
+
+    for damage in (in_place, through_sql):
+        results = _damaged(tmp_path, healthy, damage.__name__, damage)
+        with sqlite3.connect(results / "trials.sqlite") as con:
+            assert con.execute("PRAGMA quick_check").fetchone()[0] == "ok"  # SQLite sees nothing
+        _assert_refused(results, capsys, "fail their checksum")
+
+
+def test_random_garbles_are_refused_or_harmless(tmp_path, healthy, capsys):
+    """16 random bytes at 8 random places: refused in one line, or (a garble in unused bytes)
+    the very numbers of the healthy store.  Never other numbers."""
+    size = (healthy[0] / "trials.sqlite").stat().st_size
+    rng = np.random.default_rng(20261124)
+    for i in range(8):
+        at, garble = int(rng.integers(0, size - 16)), rng.bytes(16)
+
+        def damage(store, at=at, garble=garble):
+            data = store.read_bytes()
+            store.write_bytes(data[:at] + garble + data[at + 16:])
+
+        results = _damaged(tmp_path, healthy, f"garble{i}", damage)
+        status = _main(results)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and status in (0, 1), (at, err)
+        if status == 1:
+            assert len(err.strip().splitlines()) == 1 and " is damaged (" in err, (at, err)
+            continue
+        assert "30 reused" in out, (at, out)
+        again = pd.read_csv(results / "cls_label_cdp" / "trials.csv")
+        pd.testing.assert_frame_equal(again[NUMBERS], healthy[1][NUMBERS])
+
+
+def test_a_store_written_before_checksums_is_adopted_once(tmp_path):
+    """A table without row_sha (an older labeldp-sim): checked whole, then each record gets its
+    checksum; from then on an edit is caught."""
+    path = tmp_path / "s.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute('CREATE TABLE "demo_v1" ("experiment" TEXT, "config_key" TEXT, "seed_key" TEXT, '
+                    '"K_classes" REAL, "k" REAL, "n" INTEGER, "flag" INTEGER, "value" REAL, "run_id" TEXT, '
+                    '"computed_by" TEXT, PRIMARY KEY ("experiment", "config_key", "seed_key"))')
+        con.execute("INSERT INTO demo_v1 VALUES ('e', 'c0123456789abcdef', 'a-0', 2.0, NULL, 3, 1, 0.25, "
+                    "'r', 'abc')")
+    store = TrialStore(path)
+    back = store.load(SCHEMA, "e", "c0123456789abcdef")
+    assert back.value.tolist() == [0.25] and store.write(SCHEMA, _frame(["a-1"])) == 1
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE demo_v1 SET value = 0.5 WHERE seed_key = 'a-0'")
+    with pytest.raises(StoreDamaged, match="fail their checksum"):
+        TrialStore(path).load(SCHEMA, "e", "c0123456789abcdef")
+
+
+def test_an_interrupt_inside_a_write_keeps_the_chunk_whole_and_counted(tmp_path):
+    """KeyboardInterrupt at each step of a write (Python's own handler: no deferral here):
+    the chunk is wholly stored or absent, never 'cannot rollback'."""
+    from labeldp_sim.core import interrupts
+
+    for step in ("store.begun", "store.in_transaction", "store.committed"):
+        store = TrialStore(tmp_path / f"{step}.sqlite")
+        store.write(SCHEMA, _frame(["a-0"]))
+
+        def interrupt(reached, step=step):
+            if reached == step:
+                raise KeyboardInterrupt
+
+        interrupts.set_hook(interrupt)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                store.write(SCHEMA, _frame(["a-1", "a-2"]))
+        finally:
+            interrupts.set_hook(None)
+        keys = sorted(store.load(SCHEMA, "e", "c0123456789abcdef").seed_key)
+        assert keys == (["a-0", "a-1", "a-2"] if step == "store.committed" else ["a-0"]), step

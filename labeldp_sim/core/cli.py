@@ -29,7 +29,8 @@ from omegaconf.errors import OmegaConfBaseException
 from .config import CONF_DIR, GROUPS, group_options, job_kind
 from .errors import ConfigError, first_line
 from .kinds import get_kind
-from .store import atomic_write, locked
+from . import interrupts
+from .store import StoreError, atomic_write, locked, staged
 
 __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
 
@@ -64,6 +65,21 @@ def validate_job(cfg: DictConfig):
 def _compose(overrides: list) -> DictConfig:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides))
+
+
+def _compose_integer_keys(overrides: list) -> DictConfig | None:
+    """``grid.reps_per_d.3=1000``: Hydra reads the last part of a dotted key as the string '3' and,
+    in struct mode, cannot find the YAML's integer key 3.  Such overrides are applied as
+    ``+grid.reps_per_d.3=1000`` (a string key the validator reads as d = 3, winning over the
+    file's 3); None when that does not compose either (the caller explains the first error)."""
+    digit = [o for o in overrides if o[:1] not in "+~" and "=" in o
+             and o.partition("=")[0].rpartition(".")[2].isdigit()]
+    if not digit:
+        return None
+    try:
+        return _compose([("+" + o) if o in digit else o for o in overrides])
+    except (HydraException, OmegaConfBaseException, ValueError):
+        return None
 
 
 def _key_value(override) -> tuple[str, str]:
@@ -188,25 +204,31 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     if "help" in flags:
         return flags, jobs
     for job in jobs:
+        interrupts.checkpoint("validate")
         try:
             job.cfg = _compose(job.overrides)
         except (HydraException, OmegaConfBaseException, ValueError) as err:
-            raise _explain_composition(job.overrides, OverridesParser.create().parse_overrides(
-                job.overrides), err) from None
+            job.cfg = _compose_integer_keys(job.overrides)
+            if job.cfg is None:
+                raise _explain_composition(job.overrides, OverridesParser.create().parse_overrides(
+                    job.overrides), err) from None
         if "cfg" not in flags:
             job.spec = validate_job(job.cfg)
     return flags, jobs
 
 
 def _exporter(cfg: DictConfig, overrides):
-    """``export(out, spec, stats, write)``: one run's files under the directory's lock, each
-    atomically, provenance last."""
+    """``export(out, spec, stats, write)``: one run's files under the directory's lock, all of
+    them or none (:func:`~labeldp_sim.core.store.staged`): ``write()``'s files, config.yaml and
+    provenance.json land together, so the directory never mixes two runs."""
     import json
 
     from .provenance import provenance
 
     def export(out: Path, spec, stats, write) -> None:
-        with locked(out):
+        out = Path(out)
+        with locked(out), staged(out) as stage:
+            interrupts.describe(lambda: _export_note(spec, stats, out, stage.committed))
             write()
             atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
             info = provenance(spec.seed, spec.config_key, overrides, package=spec.packages,
@@ -214,6 +236,16 @@ def _exporter(cfg: DictConfig, overrides):
             atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
 
     return export
+
+
+def _export_note(spec, stats, out: Path, committed: bool) -> tuple:
+    """What an interrupt during or after the export keeps (the interrupt line)."""
+    stored = (f"all {stats.wanted:,} trials are stored in {stats.store} "
+              f"({stats.computed:,} computed by this run)")
+    if committed:
+        return spec.name, f"{stored} and {out} is written; run the same command again to refresh the tables"
+    return spec.name, (f"{stored}; {out} is left as it was (no file of this run was written); "
+                       "run the same command again to write it")
 
 
 def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, spec=None) -> dict:
@@ -225,8 +257,17 @@ def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, s
 
 def main(argv: list | None = None, commands: dict | None = None) -> None:
     """Run the experiments of a command line; ``commands`` maps a first word (``audit``) to the
-    ``main(argv) -> status`` of a subcommand the application provides (:mod:`labeldp_sim.app`)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    ``main(argv) -> status`` of a subcommand the application provides (:mod:`labeldp_sim.app`).
+
+    Exit status: 0 done; 2 bad input (one line naming the key); 1 a trial store that is
+    damaged or cannot be used, or a cluster that did not start (one line); 130 (143) on
+    SIGINT (SIGTERM), at any instant, with one line saying what is kept.
+    """
+    with interrupts.guard():
+        _main(list(sys.argv[1:] if argv is None else argv), commands)
+
+
+def _main(argv: list, commands: dict | None) -> None:
     if argv[:1] and argv[0] in (commands or {}):
         sys.exit(commands[argv[0]](argv[1:]))
     try:
@@ -246,7 +287,11 @@ def main(argv: list | None = None, commands: dict | None = None) -> None:
         for i, job in enumerate(jobs):
             if len(jobs) > 1:
                 print(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}", flush=True)
+            interrupts.describe(None)
             run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
+    except StoreError as err:  # damaged or unusable: one line, before any trial is reused
+        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        sys.exit(1)
     except BrokenPipeError:  # `labeldp-sim ... | head`: the reader left; stored trials are kept
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)

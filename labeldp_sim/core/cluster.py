@@ -20,21 +20,36 @@ trial store (:mod:`labeldp_sim.core.runner`), so a worker that dies loses
 nothing stored and the store never sees two writers on other machines.
 
 A cluster that cannot start raises :class:`ClusterError`, one line naming the
-config key to change.
+config key to change: a scheduler address where no Dask scheduler answers (a
+web server, the dashboard's port) is found out by a handshake with a time-out
+before any Client is made (:func:`check_scheduler`); a worker of a LocalCluster
+or SLURMCluster that fails to start ends the wait at once, with its reason.
+Once the run is computing, a task that Dask gives up on (its workers died on
+every try: ``KilledWorker``) or a scheduler that is lost raises a
+:class:`TaskLost` instead of leaving joblib waiting forever
+(:func:`dask_backend`).  The constructors that start a cluster or a client
+hold SIGINT and SIGTERM (:func:`labeldp_sim.core.interrupts.deferred`), so an
+interrupt never leaves a half-made object behind that nobody closes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
+import re
 import signal
 import sys
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
+from . import interrupts
 from .errors import first_line
 
-__all__ = ["ClusterError", "dask_client", "local_workers", "fingerprint_on_worker"]
+__all__ = ["ClusterError", "TaskLost", "dask_client", "dask_backend", "check_scheduler", "local_workers",
+           "fingerprint_on_worker"]
 
 # the loggers of the driver process that report transfers cut short by closing the client
 SHUTDOWN_LOGGERS = ("distributed.scheduler", "distributed.client", "distributed.core", "tornado.application",
@@ -42,6 +57,24 @@ SHUTDOWN_LOGGERS = ("distributed.scheduler", "distributed.client", "distributed.
 # seconds that closing a client or a cluster may take before it is abandoned; a worker busy
 # with a long trial does not delay the shutdown, it is killed with its process
 CLOSE_TIMEOUT = 20
+# seconds a LocalCluster worker gets to close when the run stops early before it is killed
+STOP_AFTER = 0.5
+# Dask's scheduler port, where an address gives none (distributed itself refuses such an address)
+DEFAULT_PORT = 8786
+# seconds a service that accepted the connection may take to send Dask's handshake: a scheduler
+# sends it at once, from its event loop; a web server (the dashboard's port, 8787) never does
+HANDSHAKE_TIMEOUT = 10
+# the largest handshake taken for one: a scheduler's is under 100 bytes; another service's first
+# bytes read as a length would have distributed allocate up to 2**64 bytes
+MAX_HANDSHAKE_BYTES = 1 << 16
+# the logger that reports an exception in an event-loop callback: a worker that failed to start
+START_LOGGER = "tornado.application"
+# what a scheduler in this process (LocalCluster, SLURM) logs as errors when a worker dies during
+# the run: results it could not fetch (fetched again), and the task it gives up on, which ends the
+# run with its own line (TaskLost)
+SCHEDULER_LOGGER = "distributed.scheduler"
+WORKER_DEATHS = ("Couldn't gather keys", "workers died while trying to run it",
+                 "caused the cluster to lose scattered data")
 
 
 class ClusterError(RuntimeError):
@@ -61,6 +94,21 @@ class ClusterError(RuntimeError):
 
     def __reduce__(self):  # raised on a worker, it travels back to the driver pickled
         return type(self), (self.key, self.message)
+
+
+class TaskLost(ClusterError):
+    """A task that the Dask cluster gave up on while the run was computing.
+
+    Its workers died on every try (``KilledWorker``: out of memory, killed,
+    a crash), or the scheduler or the connection to it was lost.  The trials
+    stored before it are kept; the same command resumes.
+    """
+
+    def __init__(self, message: str):
+        super().__init__("runner.dask", message)
+
+    def __reduce__(self):
+        return type(self), (self.message,)
 
 
 def local_workers(n_jobs: int) -> int:
@@ -89,9 +137,18 @@ def dask_client(settings) -> Iterator:
     Raises
     ------
     ClusterError
-        When the scheduler cannot be reached, or the workers (every worker of a
-        LocalCluster, the first one otherwise) do not start within
-        ``runner.dask.startup_timeout`` seconds.
+        When no Dask scheduler answers at ``runner.dask.scheduler``
+        (:func:`check_scheduler`), a worker of a cluster started here fails to
+        start, or the workers (every worker of a LocalCluster, the first one
+        otherwise) do not start within ``runner.dask.startup_timeout`` seconds.
+
+    Notes
+    -----
+    When the body raises (or is interrupted), a LocalCluster's workers are
+    stopped at once (:func:`_stop_workers_now`), then the client and the
+    cluster are closed.  Signal checkpoints for tests
+    (:func:`labeldp_sim.core.interrupts.checkpoint`): ``dask.cluster``,
+    ``dask.client``, ``dask.workers``, ``dask.started``.
     """
     from distributed import Client
 
@@ -99,28 +156,175 @@ def dask_client(settings) -> Iterator:
     cluster = client = None
     try:
         if dask.scheduler is not None:
-            try:
-                client = Client(dask.scheduler, timeout=dask.startup_timeout, set_as_default=False)
-            except OSError as err:  # distributed's connect time-out is an OSError too
-                raise ClusterError("runner.dask.scheduler", f"no scheduler answered at {dask.scheduler} "
-                                   f"within {dask.startup_timeout:g} s ({first_line(err)}); start it or "
-                                   "fix the address") from None
-            wanted, what = 1, f"the scheduler at {dask.scheduler}"
+            address = check_scheduler(dask.scheduler, dask.startup_timeout)
+            interrupts.checkpoint("dask.client")
+            with interrupts.deferred():  # the Client is made whole (and closed below) or not at all
+                client = _join(address, dask.startup_timeout)
+            wanted, what = 1, f"the scheduler at {address}"
         else:
-            cluster = _slurm_cluster(dask.slurm) if dask.cluster == "slurm" else _local_cluster()
+            interrupts.checkpoint("dask.cluster")
+            with interrupts.deferred():
+                cluster = _slurm_cluster(dask.slurm) if dask.cluster == "slurm" else _local_cluster()
+            interrupts.checkpoint("dask.client")
             # the client first: one made for a cluster that is starting workers waits for them,
             # without a time-out
-            client = Client(cluster, set_as_default=False)
+            with interrupts.deferred():
+                client = Client(cluster, set_as_default=False)
             if dask.cluster == "slurm":
                 cluster.scale(jobs=dask.slurm.jobs)
                 wanted, what = 1, f"SLURM, {dask.slurm.jobs} job(s): see squeue and the jobs' output files"
             else:
                 wanted, what = local_workers(settings.n_jobs), "LocalCluster"
                 cluster.scale(wanted)
-        _wait_for_workers(client, wanted, dask.startup_timeout, what)
-        yield client
+        interrupts.checkpoint("dask.workers")
+        _wait_for_workers(client, wanted, dask.startup_timeout, what, watch=cluster is not None)
+        interrupts.checkpoint("dask.started")
+        with _dropped(SCHEDULER_LOGGER, WORKER_DEATHS):
+            yield client
+    except BaseException:
+        _stop_workers_now(cluster)  # the run is stopping: its trials in flight are not waited for
+        raise
     finally:
         _close(client, cluster)
+
+
+def _join(address: str, timeout: float):
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, ValueError) as err:  # it answered the handshake a moment ago: it went away
+        raise ClusterError("runner.dask.scheduler", f"the Dask scheduler at {address} did not take "
+                           f"this client within {timeout:g} s ({first_line(err)}); check that it "
+                           "is running") from None
+
+
+def check_scheduler(address: str, timeout: float) -> str:
+    """``address`` with its port, once a Dask scheduler has answered there; else :class:`ClusterError`.
+
+    distributed's own connection waits without a time-out for the peer's
+    handshake, and takes the first eight bytes of whatever the peer sends for
+    the length of what follows: a web server behind the address (it waits for
+    a request) holds a Client forever, another service has it allocate
+    exabytes.  Here the connection is retried for up to ``timeout`` seconds (a
+    scheduler may still be starting), then the peer must send Dask's
+    handshake, short, within :data:`HANDSHAKE_TIMEOUT` seconds (at most
+    ``timeout``); the handshake is answered and the connection closed, so the
+    scheduler sees an ordinary client come and go.
+
+    Parameters
+    ----------
+    address : str
+        ``scheme://host[:port]`` (tcp, tls, ws, wss); without a port, Dask's
+        :data:`DEFAULT_PORT`.  TLS settings come from Dask's configuration, as
+        for a Client.
+    timeout : float
+        ``runner.dask.startup_timeout``.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port, unparse_address, unparse_host_port
+
+    scheme, location = parse_address(address)
+    address = unparse_address(scheme, unparse_host_port(*parse_host_port(location, DEFAULT_PORT)))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # the usual case: no event loop in this thread
+        with asyncio.Runner() as runner:  # its own loop; Ctrl-C cancels the probe and is raised here
+            problem = runner.run(_handshake(address, timeout))
+    else:  # called from a running loop (a notebook): the probe gets a thread and a loop of its own
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            problem = pool.submit(asyncio.run, _handshake(address, timeout)).result()
+    if problem is not None:
+        raise ClusterError("runner.dask.scheduler", problem)
+    return address
+
+
+async def _handshake(address: str, timeout: float) -> str | None:
+    """What is wrong with the Dask scheduler at ``address``, or None when it answered."""
+    from distributed.comm import registry
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.core import FatalCommClosedError
+    from distributed.security import Security
+
+    scheme, location = parse_address(address)
+    connector = registry.get_backend(scheme).get_connector()
+    arguments = Security().get_connection_args("client")
+    deadline = time.monotonic() + timeout
+    pause = 0.05
+    while True:
+        try:
+            comm = await asyncio.wait_for(connector.connect(location, deserialize=False, **arguments),
+                                          max(0.001, deadline - time.monotonic()))
+            break
+        except FatalCommClosedError as err:  # retrying cannot help (distributed does not either)
+            return f"cannot connect to {address} ({_cause(err)}); fix the address or Dask's TLS settings"
+        except (OSError, asyncio.TimeoutError) as err:  # refused, unreachable, name unknown
+            if time.monotonic() + pause >= deadline:
+                cause = _cause(err)
+                return (f"no Dask scheduler answered at {address} within {timeout:g} s ({cause}); "
+                        "start it or fix the address")
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 1.0)
+        except Exception as err:  # noqa: BLE001 - TLS without certificates; a web page for a web socket
+            return (f"cannot connect to {address} as a Dask client ({_cause(err)}); fix the address "
+                    "(or, for tls and wss, Dask's TLS settings)")
+    wait = min(HANDSHAKE_TIMEOUT, timeout)
+    not_dask = (f"{address} accepted the connection but is not a Dask scheduler (%s); fix the "
+                f"address (a scheduler listens on port {DEFAULT_PORT} unless told otherwise; "
+                "8787 is its dashboard)")
+    try:
+        info = await asyncio.wait_for(_read_handshake(comm), wait)
+        if not (isinstance(info, dict) and "python" in info and "pickle-protocol" in info):
+            return not_dask % "its first message is not Dask's handshake"
+        await asyncio.wait_for(comm.write(comm.handshake_info()), wait)
+    except asyncio.TimeoutError:
+        return not_dask % f"no Dask handshake within {wait:g} s"
+    except _NotDask as err:
+        return not_dask % err
+    except Exception as err:  # noqa: BLE001 - a peer that speaks another protocol: closed, garbled
+        return not_dask % first_line(err)
+    finally:
+        comm.abort()
+    return None
+
+
+def _cause(err: BaseException) -> str:
+    """``ConnectionRefusedError: [Errno 111] Connection refused``, without distributed's wrapping."""
+    text = re.sub(r"in <[^<>]*>: ", "", first_line(err) if str(err) else type(err).__name__)
+    return re.sub(r"^(CommClosedError|OSError): (?=\w+Error: )", "", text)
+
+
+class _NotDask(Exception):
+    """The peer's first bytes are not the start of a Dask message."""
+
+
+async def _read_handshake(comm):
+    """The peer's first message, once its announced length is a handshake's, not any length."""
+    from distributed.comm.tcp import TCP
+
+    if isinstance(comm, TCP):  # tcp and tls: a length of 8 bytes, then the frames
+        import struct
+
+        stream = comm.stream
+        head = await stream.read_bytes(8, partial=False)
+        (length,) = struct.unpack("<Q", head)
+        if not 0 < length <= MAX_HANDSHAKE_BYTES:
+            raise _NotDask(f"its first 8 bytes, {bytes(head)!r}, announce {length:,} bytes")
+        body = await stream.read_bytes(length, partial=False)
+        return await _frames_message(body)
+    return await comm.read()  # ws(s): a web socket carries whole messages, there is no length to trust
+
+
+async def _frames_message(body: bytes):
+    from distributed.comm.utils import from_frames
+    from distributed.protocol.utils import unpack_frames
+
+    try:
+        frames = unpack_frames(body)
+    except Exception as err:  # noqa: BLE001
+        raise _NotDask(f"garbled frames: {first_line(err)}") from None
+    return await from_frames(frames, deserialize=False)
 
 
 def _local_cluster():
@@ -128,9 +332,12 @@ def _local_cluster():
 
     # no workers yet: they are started by scale() and waited for with the run's own time-out.
     # The scheduler's HTTP server (health checks; the dashboard where bokeh is installed) on a
-    # free port: two runs on one machine would otherwise fight over 8787.
+    # free port: two runs on one machine would otherwise fight over 8787.  Its workers write to
+    # this terminal: only their critical messages.  What goes wrong is said by the run in one
+    # line (a lost task, workers that do not start); what they log at ERROR is the teardown of a
+    # run stopped early (a heartbeat to a scheduler that is closing), with a traceback each.
     cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=":0",
-                           silence_logs=logging.ERROR)
+                           silence_logs=logging.CRITICAL)
     _keep_ctrl_c()
     cluster.sync(_leave_ctrl_c_to_the_driver)
     return cluster
@@ -180,14 +387,83 @@ def _slurm_cluster(slurm):
     return cluster
 
 
-def _wait_for_workers(client, wanted: int, timeout: float, what: str) -> None:
+def _wait_for_workers(client, wanted: int, timeout: float, what: str, watch: bool = False) -> None:
+    """Wait until ``wanted`` workers have joined, at most ``timeout`` seconds.
+
+    With ``watch`` (a cluster started here), a worker that fails to start ends
+    the wait at once: the cluster does not try again, so waiting on would only
+    run out the time-out.  Its failure, which distributed reports as a
+    traceback of an event-loop callback, is held back and named in the error.
+    """
+    failures = _StartFailures()
+    logger = logging.getLogger(START_LOGGER)
+    if watch:
+        logger.addFilter(failures)
+    deadline = time.monotonic() + timeout
     try:
-        client.wait_for_workers(wanted, timeout=timeout)
-    except TimeoutError as err:  # distributed's WorkerStartTimeoutError says how many came
-        started = getattr(err, "available_workers", "fewer")
-        raise ClusterError("runner.dask.startup_timeout",
-                           f"{started} of {wanted} Dask worker(s) started within {timeout:g} s ({what}); "
-                           "raise runner.dask.startup_timeout or find why the workers do not start") from None
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                client.wait_for_workers(wanted, timeout=max(0.001, min(left, 0.5) if watch else left))
+                return
+            except TimeoutError as err:  # distributed's WorkerStartTimeoutError says how many came
+                started = getattr(err, "available_workers", "fewer")
+                if failures.reasons:
+                    raise ClusterError("runner.dask", f"a Dask worker failed to start ({what}; "
+                                       f"{failures.reasons[0]}); {started} of {wanted} started; run "
+                                       "the same command again to retry") from None
+                if time.monotonic() >= deadline:
+                    raise ClusterError("runner.dask.startup_timeout",
+                                       f"{started} of {wanted} Dask worker(s) started within {timeout:g} s "
+                                       f"({what}); raise runner.dask.startup_timeout or find why the "
+                                       "workers do not start") from None
+    finally:
+        if watch:
+            logger.removeFilter(failures)
+
+
+class _StartFailures(logging.Filter):
+    """Holds back the tracebacks of cluster workers that failed to start, and keeps why."""
+
+    def __init__(self):
+        super().__init__()
+        self.reasons: list = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or "_correct_state" not in record.getMessage():
+            return True
+        for _ in range(32):  # down to the first thing that went wrong
+            if (error.__cause__ or error.__context__) is None:
+                break
+            error = error.__cause__ or error.__context__
+        self.reasons.append(first_line(error) if str(error) else type(error).__name__)
+        return False
+
+
+def _stop_workers_now(cluster) -> None:
+    """Stop the worker processes of a LocalCluster at once: killed if not gone in :data:`STOP_AFTER` s.
+
+    Closed the ordinary way, a worker busy with a trial is waited for (5 s
+    each).  A run that stops early (an interrupt, an error) needs nothing
+    from its workers (only the driver writes the store), so they are closed
+    with a short time-out, before the client and the scheduler.  Best effort,
+    never raises; a SLURM cluster's jobs are left to ``close``.
+    """
+    from distributed import LocalCluster
+
+    if not isinstance(cluster, LocalCluster):
+        return
+
+    async def stop(nannies):
+        await asyncio.gather(*(nanny.close(timeout=STOP_AFTER, reason="labeldp-sim: the run stopped")
+                               for nanny in nannies), return_exceptions=True)
+
+    with _quiet(SHUTDOWN_LOGGERS):
+        try:
+            cluster.sync(stop, list(cluster.workers.values()), callback_timeout=CLOSE_TIMEOUT)
+        except BaseException:  # noqa: BLE001 - cluster.close() follows and tries again
+            pass
 
 
 def _close(client, cluster) -> None:
@@ -203,8 +479,15 @@ def _close(client, cluster) -> None:
             if client is not None:
                 _try(client.close, "client", timeout=CLOSE_TIMEOUT)
         finally:
-            if cluster is not None:
-                _try(cluster.close, "cluster", timeout=CLOSE_TIMEOUT)
+            try:
+                if cluster is not None:
+                    _try(cluster.close, "cluster", timeout=CLOSE_TIMEOUT)
+            finally:
+                if client is not None and client.status != "closed":
+                    # closing it was cut short (a time-out, a second Ctrl-C): it is not tried
+                    # again from Client.__del__ at exit, when the event loop is gone and it
+                    # could only print a traceback
+                    client.status = "closed"
 
 
 @contextmanager
@@ -229,11 +512,132 @@ def _quiet(names):
             logger.disabled = was
 
 
+@contextmanager
+def _dropped(name: str, fragments):
+    """The records of logger ``name`` whose message holds one of ``fragments``, dropped for the duration."""
+    class Drop(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a record that cannot be formatted is not ours to judge
+                return True
+            return not any(fragment in message for fragment in fragments)
+
+    logger, drop = logging.getLogger(name), Drop()
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
+
+
 def _try(close, what: str, *args, **kwargs) -> None:
     try:
         close(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - best effort on the way out
         print(f"labeldp-sim: warning: closing the Dask {what} failed ({first_line(err)})", file=sys.stderr)
+
+
+def dask_backend(client, scatter: list):
+    """joblib's Dask backend on ``client``, where a task the cluster gives up on ends the run.
+
+    joblib 1.6's backend hands a task's own exception back as a result (it is
+    raised in the driver, as with loky), but a task that Dask itself fails
+    (``KilledWorker`` once its workers died on every try, by default 4) only
+    sets the exception on a future that joblib never looks at: the run would
+    wait for it forever.  Here that failure, and a task cancelled because the
+    scheduler went away, are raised from joblib's generator as a
+    :class:`TaskLost` (one line; the trials stored before it are kept).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        From :func:`dask_client`, which has already waited for the workers (so
+        joblib does not wait again).
+    scatter : list
+        The arguments to send to every worker once (``runner.shared_arguments``).
+    """
+    return _backend_class()(client=client, scatter=scatter, wait_for_workers_timeout=0)
+
+
+@functools.cache
+def _backend_class():
+    from joblib._dask import DaskDistributedBackend  # joblib is pinned (pyproject.toml)
+
+    class LostTasksRaised(DaskDistributedBackend):
+        async def _to_func_args(self, func):
+            batch, tasks = await super()._to_func_args(func)
+            return _Calls(repr(batch)), tasks
+
+        def submit(self, func, callback=None):
+            future = super().submit(func, callback)
+            what = _calls(func)
+
+            def on_done(done):
+                # joblib calls ``callback`` for a result (a task's own exception included)
+                # but not for a future that failed: that is this
+                if callback is not None and not done.cancelled() and done.exception() is not None:
+                    callback(_lost(done.exception(), what))
+
+            future.add_done_callback(on_done)
+            return future
+
+        def retrieve_result_callback(self, out):
+            from concurrent.futures import CancelledError
+
+            if isinstance(out, CancelledError):  # distributed's FutureCancelledError: no result
+                raise _lost(out, "")
+            return super().retrieve_result_callback(out)
+
+    return LostTasksRaised
+
+
+class _Calls:
+    """A batch of joblib calls, run one after the other on a Dask worker.
+
+    joblib's own batch sets its Dask backend around the calls, for joblib
+    calls nested inside them; that opens a client from every worker back to
+    the scheduler.  The trials make no such calls, and those clients only
+    complain (``Client.__del__``, "IOLoop is closed") when a worker exits
+    while the run is stopped early.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, tasks=None):
+        return [func(*args, **kwargs) for func, args, kwargs in tasks]
+
+    def __repr__(self) -> str:  # the task's key on the dashboard
+        return self.name
+
+
+def _calls(batch) -> str:
+    """``3 calls of _run_chunk``: what a joblib batch of this run's tasks computes."""
+    names = []
+    for _, args, _ in getattr(batch, "items", ()):
+        # each task is fingerprint_on_worker(expected, packages, func, *args)
+        func = args[2] if len(args) > 2 else None
+        names.append(getattr(func, "__name__", "a task"))
+    if not names:
+        return ""
+    return f"{len(names)} call(s) of {', '.join(sorted(set(names)))}"
+
+
+def _lost(error: BaseException, what: str) -> TaskLost:
+    from distributed import KilledWorker
+
+    task = f"a task of this run ({what})" if what else "a task of this run"
+    kept = "the trials stored before it are kept; run the same command again to resume"
+    if isinstance(error, KilledWorker):
+        return TaskLost(f"{task} failed: the Dask workers running it died, {error.allowed_failures + 1} "
+                        "tries in all (KilledWorker: out of memory, killed, or crashed); " + kept)
+    cause = first_line(error) if str(error) else type(error).__name__
+    if isinstance(error, Exception) and type(error).__name__.endswith("CancelledError"):
+        cause = getattr(error, "reason", None) or cause  # distributed's: scheduler-connection-lost
+        return TaskLost(f"{task} was cancelled by Dask ({cause}): the scheduler or the connection to "
+                        f"it was lost; {kept}")
+    return TaskLost(f"{task} failed on the Dask cluster ({cause}); {kept}")
 
 
 def fingerprint_on_worker(expected: str, packages, func, *args, **kwargs):

@@ -23,6 +23,15 @@ What is checked, for every kind:
   [0, 2**63).  Snapping and tuning run under ``np.errstate(all="raise")``.
 * **The results directory** can be created, or is a writable directory
   (:func:`validate_results_dir`).
+* **Sizes that fit in memory.**  Each kind estimates the arrays one trial
+  holds (bytes per element × elements, a lower bound from its sizes: N, n_test,
+  K, m, cube counts...) and :func:`check_memory` refuses a trial that cannot
+  fit in its worker's share of memory (:func:`memory_budget`), naming the key
+  whose value makes it large and the limit.
+* **Keys another kind reads.**  The root config composes every kind's groups,
+  so a K-class or user-level job carries ``mode``, ``grid``, ``mechanism``...
+  it never reads; a value there that differs from the default is refused
+  (``mode=law_free`` on ``ul_mean_1d`` would otherwise run as if unset).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,7 +58,9 @@ __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_
            "validate_results_dir",
            "validate_common", "config_node", "CONF_DIR", "GROUPS", "PATHS", "BACKENDS",
            "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
-           "MAX_N", "EPS_MIN", "EPS_MAX", "group_options", "is_int", "is_number", "eps_allowed", "check_list"]
+           "MAX_N", "EPS_MIN", "EPS_MAX", "group_options", "is_int", "is_number", "eps_allowed", "check_list",
+           "Need", "MemoryBudget", "memory_budget", "machine_memory", "check_memory", "PLAN_BYTES_PER_TRIAL",
+           "experiments_of_kind", "check_plan_size"]
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 GROUPS = ("distribution", "mechanism", "estimator", "grid", "runner", "experiment")
@@ -498,13 +510,20 @@ def validate_common(cfg, kind: str) -> JobBasics:
 
     The root keys are :data:`ROOT_KEYS`, plus the kind's own root keys and node
     (``kclass``, ``digits``, ``userlevel``).  A ``kind`` that does not match the experiment
-    (``kind=kclass`` on a Table I cell) is blamed on ``kind``.
+    (``kind=kclass`` on a Table I cell) is blamed on ``kind``.  The root keys of
+    other kinds that this kind does not read must keep their defaults
+    (:func:`_check_unread_keys`).
+
+    ``experiment_name`` is ``???`` (missing) in the root config, so that no
+    ``experiment=`` is told apart from ``experiment_name=null``: the first is
+    blamed on ``experiment``, the second on ``experiment_name``.
     """
     check(isinstance(cfg, DictConfig), "config", type(cfg).__name__, "a composed DictConfig")
     kinds = registered()
     check(kind in kinds, "kind", kind, list(kinds))
+    if "experiment_name" not in cfg or OmegaConf.is_missing(cfg, "experiment_name"):
+        raise ConfigError("experiment", None, group_options("experiment"))
     name = _root_value(cfg, "experiment_name")
-    check(name is not None, "experiment", None, group_options("experiment"))
     present = [k for k, spec in kinds.items() if spec.node and spec.node in cfg]
     own = kinds[kind].node
     if (own is None and present) or (own is not None and own not in cfg):
@@ -522,11 +541,222 @@ def validate_common(cfg, kind: str) -> JobBasics:
     # the name is a directory under results_dir: one plain path component
     check(isinstance(name, str) and name not in ("", ".", "..") and not set(name) & set("/\\\0"),
           "experiment_name", name, "a non-empty name without / or \\ (it names results/<name>/)")
+    _check_unread_keys(cfg, kind, name, [key for key in shared if key not in kinds[kind].root_keys])
     seed = _validate_seed(cfg)
     results_dir = validate_results_dir(cfg)
     runner = validate_runner(cfg)
     tol, min_points = _validate_fit(cfg)
     return JobBasics(name, seed, runner, results_dir, tol, min_points)
+
+
+@lru_cache(maxsize=1)
+def _root_defaults() -> dict:
+    """The root config's own values and its default group choices, as written (unresolved).
+
+    Read from the YAML files, not composed with Hydra: validation may run inside
+    another Hydra context.
+    """
+    root = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml"), resolve=False)
+    out = {k: v for k, v in root.items() if k != "defaults"}
+    for entry in root.get("defaults", []):
+        if isinstance(entry, dict):
+            for group, choice in entry.items():
+                if group in GROUPS and choice is not None:
+                    node = OmegaConf.load(CONF_DIR / group / f"{choice}.yaml")
+                    out[group] = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items()
+                                  if k != "defaults"}
+    return out
+
+
+@lru_cache(maxsize=1)
+def experiments_of_kind() -> dict:
+    """kind -> names of the experiments (conf/experiment/*.yaml) of that kind, read from their
+    ``kind:`` line or that of the experiment they extend (default: the root config's kind)."""
+    default = str(_root_defaults().get("kind", ""))
+    kinds = {}
+
+    def kind_of(name, seen=()):
+        path = CONF_DIR / "experiment" / f"{name}.yaml"
+        if name in seen or not path.exists():
+            return default
+        node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        if "kind" in node:
+            return str(node["kind"])
+        parents = [e for e in node.get("defaults", []) if isinstance(e, str) and e != "_self_"]
+        return kind_of(parents[0], (*seen, name)) if parents else default
+
+    for name in group_options("experiment"):
+        kinds.setdefault(kind_of(name), []).append(name)
+    return kinds
+
+
+def _name_patterns(names: list, others: list) -> str:
+    """``cls_*, reg_*`` for names sharing prefixes that no other name has; the names otherwise."""
+    prefixes = sorted({n.split("_")[0] for n in names})
+    if all("_" in n for n in names) and not any(o.split("_")[0] in prefixes for o in others):
+        return ", ".join(f"{p}_*" for p in prefixes)
+    return ", ".join(names)
+
+
+def _first_difference(got, default, key: str):
+    """(dotted key, got value) of the first leaf where ``got`` differs from ``default``; None if equal."""
+    if isinstance(got, dict) and isinstance(default, dict):
+        for k in list(got) + [k for k in default if k not in got]:
+            if k not in got or k not in default:
+                return f"{key}.{k}", got.get(k, MISSING)
+            found = _first_difference(got[k], default[k], f"{key}.{k}")
+            if found:
+                return found
+        return None
+    return None if got == default else (key, got)
+
+
+def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:
+    """Refuse a change to a root key this kind never reads (another kind's: ``mode``, ``grid``...).
+
+    Such a key is in every composed job (conf/config.yaml composes every kind's
+    groups), so ``mode=law_free`` or ``grid.reps=-1`` on a user-level experiment
+    would otherwise be accepted and ignored.
+    """
+    defaults = _root_defaults()
+    kinds = registered()
+    by_kind = experiments_of_kind()
+    for top in keys:
+        if top not in cfg or top not in defaults:
+            continue
+        try:
+            got = OmegaConf.to_container(cfg, resolve=False)[top]
+        except OmegaConfBaseException:  # pragma: no cover - a node that cannot be read is a change
+            got = MISSING
+        found = _first_difference(got, defaults[top], top)
+        if found is None:
+            continue
+        key, value = found
+        default = defaults[top]
+        for part in key.split(".")[1:]:
+            default = default.get(part, MISSING) if isinstance(default, dict) else MISSING
+        owners = [k for k, spec in kinds.items() if top in spec.root_keys]
+        readers = [n for k in owners for n in by_kind.get(k, [])]
+        others = [n for k, names in by_kind.items() if k not in owners for n in names]
+        own_node = kinds[kind].node
+        where = f"; its own settings are under {own_node}" if own_node else ""
+        lead = f"no {key}" if default is MISSING else f"the default {default!r}"
+        raise ConfigError(key, value, f"{lead} (experiment {name} is of kind {kind} and does not read {top}"
+                          f"{where}; {top} is read by the {'/'.join(owners)} experiments: "
+                          f"{_name_patterns(readers, others)})")
+
+
+# --------------------------------------------------------------------------- memory
+
+# Share of this machine's memory the trials running at once may hold between them: the
+# estimates are lower bounds of what a trial allocates, and the driver, the store and the
+# interpreter need the rest.
+MEMORY_SHARE = 0.9
+# A worker of a scheduler this process cannot see (runner.dask.scheduler): assumed no larger.
+REMOTE_WORKER_MEMORY = 2 ** 40
+# The driver's plan and store keep a few hundred bytes per trial (its key, its row).
+PLAN_BYTES_PER_TRIAL = 500
+
+
+def _gib(n: float) -> str:
+    for unit, size in (("EiB", 2 ** 60), ("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n / 2 ** 10:.3g} KiB"
+
+
+def machine_memory() -> int:
+    """Bytes of memory this process may use: the machine's, or its cgroup's limit if lower."""
+    import psutil
+
+    total = int(psutil.virtual_memory().total)
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < total:
+            total = int(text)
+    return total
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """What one trial may hold: ``per_trial`` bytes, ``workers`` of them at once."""
+
+    per_trial: float
+    workers: int
+    text: str
+
+
+def memory_budget(runner: RunnerSettings) -> MemoryBudget:
+    """The memory one trial may hold under ``runner``.
+
+    Local workers (loky, threading, sequential, a Dask LocalCluster) share
+    :data:`MEMORY_SHARE` of :func:`machine_memory`; a SLURM worker has its
+    job's ``memory`` over its ``processes``; a worker of a remote scheduler is
+    assumed to have at most :data:`REMOTE_WORKER_MEMORY`.
+    """
+    dask = runner.dask
+    if runner.backend == "dask" and dask.scheduler is not None:
+        return MemoryBudget(REMOTE_WORKER_MEMORY, 1, f"{_gib(REMOTE_WORKER_MEMORY)} assumed for a worker of "
+                                                     "runner.dask.scheduler")
+    if runner.backend == "dask" and dask.cluster == "slurm" and dask.slurm is not None:
+        per = _bytes(dask.slurm.memory) / dask.slurm.processes
+        return MemoryBudget(per, 1, f"runner.dask.slurm.memory {dask.slurm.memory} over "
+                                    f"{dask.slurm.processes} worker process(es) per job")
+    if runner.backend == "sequential":
+        workers = 1
+    else:
+        workers = runner.n_jobs if runner.n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + runner.n_jobs)
+    total = MEMORY_SHARE * machine_memory()
+    return MemoryBudget(total / workers, workers,
+                        f"{MEMORY_SHARE:.0%} of this machine's {_gib(machine_memory())}"
+                        + (f" shared by {workers} workers (runner.n_jobs)" if workers > 1 else ""))
+
+
+class Need(NamedTuple):
+    """One array (or set of arrays) a trial holds: its ``bytes``, what it is, and the config
+    keys its size comes from, each as ``key -> (value shown in an error, its size factor)``."""
+
+    bytes: float
+    what: str
+    keys: dict
+
+
+def check_memory(needs: list, runner: RunnerSettings, where: str) -> None:
+    """Refuse a trial whose arrays (``needs``, lower bounds) cannot fit in its memory.
+
+    The key blamed is the one with the largest size factor in the largest
+    need (``kclass.n_test`` in n_test × k × K when n_test is the large one).
+    When one trial fits but ``runner.n_jobs`` of them at once do not,
+    ``runner.n_jobs`` is blamed instead, with the number of workers that fit.
+    """
+    needs = [n for n in needs if n.bytes > 0]
+    if not needs:
+        return
+    total = float(sum(n.bytes for n in needs))
+    budget = memory_budget(runner)
+    if total <= budget.per_trial:
+        return
+    big = max(needs, key=lambda n: n.bytes)
+    detail = f"{where}: a trial holds >= {_gib(total)}, mostly {big.what}"
+    if budget.workers > 1 and total <= budget.per_trial * budget.workers:
+        fit = int(budget.per_trial * budget.workers // total)
+        raise ConfigError("runner.n_jobs", runner.n_jobs,
+                          f"at most {fit} worker{'s' if fit > 1 else ''} at this size ({detail}; {budget.text})")
+    key, (got, _) = max(big.keys.items(), key=lambda item: item[1][1])
+    raise ConfigError(key, got, f"values whose trial fits in memory ({detail}; the limit is "
+                                f"{_gib(budget.per_trial)} per trial: {budget.text})")
+
+
+def check_plan_size(trials: int, key: str, got, runner: RunnerSettings) -> None:
+    """Refuse a run whose trial count alone cannot be planned in the driver's memory."""
+    need = trials * PLAN_BYTES_PER_TRIAL
+    limit = MEMORY_SHARE * machine_memory()
+    check(need <= limit, key, got, f"values giving at most {int(limit // PLAN_BYTES_PER_TRIAL):,} trials in "
+          f"one run (this one has {trials:,}; the run's plan and store keep ~{PLAN_BYTES_PER_TRIAL} B per "
+          f"trial: {_gib(need)} of this machine's {_gib(machine_memory())})")
 
 
 def job_kind(cfg) -> str:

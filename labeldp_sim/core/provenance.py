@@ -29,7 +29,7 @@ ROOT = PACKAGE_DIR.parent
 PRESENTATION_MODULES = frozenset({
     "__init__.py", "__main__.py", "app.py",
     "core/__init__.py", "core/cli.py", "core/cluster.py", "core/config.py", "core/errors.py", "core/fit.py",
-    "core/kinds.py",
+    "core/interrupts.py", "core/kinds.py",
     "core/provenance.py", "core/report.py", "core/store.py",
     "privacy/__init__.py", "privacy/audit.py",
     "table1/__init__.py", "table1/audit.py", "table1/kind.py", "table1/minimax_fit.py", "table1/report.py",

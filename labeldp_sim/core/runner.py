@@ -27,7 +27,7 @@ import types
 import warnings
 from abc import ABC, abstractmethod
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +35,7 @@ import pandas as pd
 from joblib import Parallel, parallel_config
 from tqdm.auto import tqdm
 
+from . import interrupts
 from .cluster import ClusterError, dask_client, fingerprint_on_worker
 from .points import Point
 from .provenance import code_fingerprint, git_commit
@@ -129,26 +130,37 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     print(f"{plan.label()}: {len(wanted):,} trials: {len(reused_keys):,} reused {where}, "
           f"{len(todo):,} to compute [config {plan.config_key}; {how}]", flush=True)
 
-    run_id = store.start_run(schema, plan.experiment, plan.config_key, commit, code_fingerprint(plan.spec.packages),
-                             len(wanted), len(reused_keys))
-    stored_now = [0]  # trials of this run committed so far, kept through an interrupt
+    stored_now = [0]  # records this run inserted and committed: exact through an interrupt
     status = "interrupted"
+    run_id = None
+    interrupts.describe(lambda: (plan.label(), f"{stored_now[0]:,} trials of this run are kept in "
+                                               f"{store.path}; run the same command again to resume"))
     try:
+        with interrupts.deferred():  # the run is recorded, with its id, or not at all
+            run_id = store.start_run(schema, plan.experiment, plan.config_key, commit,
+                                     code_fingerprint(plan.spec.packages), len(wanted), len(reused_keys))
         if todo:
             _compute(plan, store, todo, run_id, commit, stored_now)
         status = "finished"
-    except KeyboardInterrupt:
-        print(f"{plan.label()}: interrupted: {stored_now[0]:,} trials of this run are kept in "
-              f"{store.path}; run the same command again to resume", file=sys.stderr)
-        raise SystemExit(130) from None
-    except ClusterError as err:  # the cluster did not start: one line, like bad input
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+    except ClusterError as err:  # the cluster did not start, or lost a task: one line, like bad input
+        status = "failed"
+        kept = (f" ({stored_now[0]:,} trials of this run are kept in {store.path})"
+                if stored_now[0] else "")
+        print(f"labeldp-sim: error: {err}{kept}", file=sys.stderr)
         raise SystemExit(1) from None
     finally:
-        store.finish_run(run_id, status, stored_now[0])
+        if run_id is not None:
+            with interrupts.deferred():  # the status, and the line that matches it
+                store.finish_run(run_id, status, stored_now[0])
+                if status == "finished":
+                    interrupts.describe(lambda: (
+                        plan.label(), f"all {len(wanted):,} trials are stored in {store.path} "
+                                      f"({stored_now[0]:,} computed by this run); the exported files are "
+                                      "left as they were; run the same command again to write them"))
     computed = stored_now[0]
 
-    records = store.load(schema, plan.experiment, plan.config_key)
+    # the reused records were verified by the first load; the others were written just now
+    records = store.load(schema, plan.experiment, plan.config_key, verify=False)
     keys = list(records[list(schema.row_key)].itertuples(index=False, name=None))
     order = {key: i for i, key in enumerate(wanted)}
     position = np.array([order.get(key, -1) for key in keys], dtype=np.int64)
@@ -172,8 +184,9 @@ def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str
             for frame in frames:
                 frame = frame.assign(experiment=plan.experiment, config_key=plan.config_key,
                                      run_id=run_id, computed_by=commit)
-                store.write(plan.schema, frame, replace=not settings.reuse)
-                stored_now[0] += len(frame)
+                with interrupts.deferred():  # the chunk and its count: both or neither
+                    # rows a concurrent run stored first are not this run's (INSERT OR IGNORE)
+                    stored_now[0] += store.write(plan.schema, frame, replace=not settings.reuse)
                 bar.update(len(frame))
     finally:
         bar.close()
@@ -190,8 +203,12 @@ def _finished_frames(plan: Plan, tasks: list):
     if settings.backend != "dask":
         backend = None if settings.backend == "sequential" else settings.backend
         n_jobs = 1 if settings.backend == "sequential" else settings.n_jobs
-        parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-        with _closing(parallel(tasks)) as frames:
+        parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered",
+                            **_worker_setup(settings.backend))
+        with ExitStack() as stack:
+            # loky's workers start with Ctrl-C blocked: it is the driver's
+            with interrupts.spawning(processes=settings.backend == "loky" and n_jobs != 1):
+                frames = stack.enter_context(_closing(parallel(tasks)))
             yield frames
         return
     expected = code_fingerprint(plan.spec.packages)
@@ -199,14 +216,26 @@ def _finished_frames(plan: Plan, tasks: list):
              for func, args, kwargs in tasks]
     # joblib 1.6's Dask backend hands results back as they finish (return_as=
     # "generator_unordered"), so the driver stores each frame on arrival, as with loky.
-    # wait_for_workers_timeout=0: dask_client has already waited, with the run's own time-out
+    # dask_backend: a task that Dask gives up on (KilledWorker) raises TaskLost (a
+    # ClusterError) instead of being waited for forever; joblib does not wait for the
+    # workers again (dask_client has, with the run's own time-out)
+    from .cluster import dask_backend
+
     with dask_client(settings) as client, \
-            parallel_config(backend="dask", client=client, scatter=shared_arguments(tasks),
-                            wait_for_workers_timeout=0):
+            parallel_config(backend=dask_backend(client, shared_arguments(tasks))):
         parallel = Parallel(n_jobs=-1, return_as="generator_unordered",
                             pre_dispatch=_pre_dispatch(settings))
         with _closing(parallel(tasks)) as frames:
             yield frames
+
+
+def _worker_setup(backend: str) -> dict:
+    """loky workers: SIGINT ignored, and leave when the driver is gone (``kill -9``)."""
+    if backend != "loky":
+        return {}
+    import os
+
+    return {"initializer": interrupts.worker_setup, "initargs": (os.getpid(),)}
 
 
 def _pre_dispatch(settings):

@@ -12,15 +12,27 @@ leaves every chunk either wholly stored or absent, and concurrent writers
 (two processes on one directory) queue on the write lock instead of
 clobbering each other.  The journal is WAL, so readers never block the writer.
 CSV files are exports, written by :func:`atomic_write` (temporary file, then
-rename) under :func:`locked`, so an export is never torn and all the files of
-one directory come from one run.
+rename) under :func:`locked`; inside :func:`staged` every file of one export
+waits in a staging folder and all of them are renamed into place at once, so
+a directory's files always come from one run, whole.
+
+Trust, but check: before the first use of an existing store a process runs
+SQLite's ``quick_check``, and every stored record carries ``row_sha``, a
+checksum of its values, verified whenever records are loaded for reuse.  A
+damaged store (a truncated or garbled file, a text file or a folder in its
+place, an edited record) is refused with one line (:class:`StoreDamaged`)
+before anything is reused or computed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import os
+import shutil
+import socket
 import sqlite3
 import time
 import uuid
@@ -30,12 +42,68 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Column", "Schema", "TrialStore", "atomic_write", "locked", "STORE_NAME"]
+from .interrupts import checkpoint, deferred
+
+__all__ = ["Column", "Schema", "TrialStore", "atomic_write", "locked", "staged", "STORE_NAME",
+           "StoreError", "StoreDamaged"]
 
 STORE_NAME = "trials.sqlite"
 _TYPES = {"TEXT", "INTEGER", "REAL", "BOOLEAN"}
 # Columns every stored record carries after its own: which run computed it, from which commit.
 PROVENANCE_COLUMNS = (("run_id", "TEXT"), ("computed_by", "TEXT"))
+# The store's own column in every record table: sha256 of the record's values (:func:`_row_sha`),
+# checked on every load.  Not part of a schema's columns: loads return the schema's columns.
+CHECK_COLUMN = "row_sha"
+RUN_COLUMNS = ("run_id", "experiment", "config_key", "git_commit", "code_fingerprint", "started",
+               "finished", "status", "wanted", "reused", "computed", "host", "pid")
+
+
+class StoreError(RuntimeError):
+    """The trial store cannot be used (one line for the user; exit status 1)."""
+
+
+class StoreDamaged(StoreError):
+    """The trial store's file is damaged: nothing in it can be trusted."""
+
+    def __init__(self, path, reason: str):
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path} is damaged ({reason}); move it aside or delete it to recompute")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """``text`` as one printable line (SQLite quotes damaged bytes, and lists problems on lines)."""
+    text = " ".join(str(text).split())
+    text = "".join(c if c.isprintable() and ord(c) < 0x2000 else "?" for c in text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _first_line(err) -> str:
+    return _one_line(err) or type(err).__name__
+
+
+def _store_error(path, err: sqlite3.Error) -> StoreError:
+    text = _first_line(err)
+    lowered = text.lower()
+    if type(err) is sqlite3.DatabaseError or any(
+            word in lowered for word in ("malformed", "not a database", "corrupt", "disk image", "decode")):
+        return StoreDamaged(path, text)
+    return StoreError(f"cannot use the trial store {path} ({text})")
+
+
+def _row_sha(values) -> str:
+    """Checksum of one record's SQL values, as SQLite hands them back: sha256 of the tuple's
+    ``repr`` (floats exact, every value typed: 1, 1.0 and '1' differ)."""
+    return hashlib.sha256(repr(tuple(values)).encode()).hexdigest()[:32]
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError, TypeError):
+        return True
+    return True
 
 
 @dataclass(frozen=True)
@@ -112,7 +180,9 @@ def _to_sql(value, column: Column):
             return None
         return int(value)
     value = float(value)
-    return None if np.isnan(value) else value  # SQLite has no NaN: NULL reads back as NaN
+    # SQLite has no NaN (NULL reads back as NaN) and stores -0.0 as 0.0, which the checksum
+    # of the record must say too
+    return None if np.isnan(value) else value + 0.0
 
 
 class TrialStore:
@@ -128,24 +198,46 @@ class TrialStore:
     def __init__(self, path):
         self.path = Path(path)
         self._ready: set = set()  # schemas whose tables this object has created or found
+        self._checked = False  # quick_check passed (once per store object)
 
     def __repr__(self):
         return f"TrialStore({str(self.path)!r})"
 
     @contextlib.contextmanager
     def _connect(self):
+        """A connection; any SQLite failure becomes a :class:`StoreError` (one line for the user)."""
+        if self.path.is_dir():
+            raise StoreDamaged(self.path, "a directory, not a database file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # a long timeout: a second process waits for the first one's chunk to commit
-        con = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
+        existed = not self._checked and self.path.exists() and self.path.stat().st_size > 0
+        try:
+            # a long timeout: a second process waits for the first one's chunk to commit
+            con = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from None
         try:
             con.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL never corrupts and loses no committed chunk when the process dies;
             # only an operating-system crash may drop the last chunks, which a rerun recomputes
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute("PRAGMA busy_timeout=120000")
+            if existed:
+                self._quick_check(con)
+            self._checked = True
             yield con
+        except sqlite3.Error as err:
+            if isinstance(err, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
+                                sqlite3.NotSupportedError)):
+                raise  # a fault of this code, not of the file
+            raise _store_error(self.path, err) from None
         finally:
             con.close()
+
+    def _quick_check(self, con) -> None:
+        """SQLite's structural check of the whole file (pages, b-trees, records' formats)."""
+        problems = [r[0] for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+        if problems != ["ok"]:
+            raise StoreDamaged(self.path, _one_line("SQLite quick_check: " + "; ".join(problems)))
 
     def _ensure(self, con, schema: Schema) -> None:
         if schema.name in self._ready:  # once per store object, not once per chunk
@@ -153,28 +245,90 @@ class TrialStore:
         columns = ", ".join(f"{_q(c.sql)} {'INTEGER' if c.type == 'BOOLEAN' else c.type}"
                             for c in schema.columns)
         key = ", ".join(_q(schema.by_name[k].sql) for k in schema.key)
-        con.execute(f"CREATE TABLE IF NOT EXISTS {_q(schema.name)} ({columns}, PRIMARY KEY ({key}))")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {_q(schema.name)} ({columns}, {CHECK_COLUMN} TEXT, "
+                    f"PRIMARY KEY ({key}))")
         con.execute("CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, experiment TEXT, "
                     "config_key TEXT, git_commit TEXT, code_fingerprint TEXT, started TEXT, "
-                    "finished TEXT, status TEXT, wanted INTEGER, reused INTEGER, computed INTEGER)")
+                    "finished TEXT, status TEXT, wanted INTEGER, reused INTEGER, computed INTEGER, "
+                    "host TEXT, pid INTEGER)")
+        if CHECK_COLUMN not in self._table_columns(con, schema.name):
+            self._adopt(con, schema)
+        missing = [c for c in ("host", "pid") if c not in self._table_columns(con, "runs")]
+        if missing:
+            with deferred():
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    for column in missing:
+                        if column not in self._table_columns(con, "runs"):
+                            con.execute(f"ALTER TABLE runs ADD COLUMN {column} "
+                                        f"{'INTEGER' if column == 'pid' else 'TEXT'}")
+                    con.execute("COMMIT")
+                except BaseException:
+                    if con.in_transaction:
+                        con.execute("ROLLBACK")
+                    raise
         self._ready.add(schema.name)
+
+    @staticmethod
+    def _table_columns(con, table: str) -> set:
+        return {row[1] for row in con.execute(f"PRAGMA table_info({_q(table)})")}
+
+    def _adopt(self, con, schema: Schema) -> None:
+        """A table written before records carried checksums: check the whole file
+        (``integrity_check``, indexes included), then give each record its checksum."""
+        problems = [r[0] for r in con.execute("PRAGMA integrity_check(3)").fetchall()]
+        if problems != ["ok"]:
+            raise StoreDamaged(self.path, _one_line("SQLite integrity_check: " + "; ".join(problems)))
+        names = ", ".join(_q(c.sql) for c in schema.columns)
+        with deferred():
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if CHECK_COLUMN not in self._table_columns(con, schema.name):  # another process may have
+                    con.execute(f"ALTER TABLE {_q(schema.name)} ADD COLUMN {CHECK_COLUMN} TEXT")
+                rows = con.execute(f"SELECT rowid, {names} FROM {_q(schema.name)} "
+                                   f"WHERE {CHECK_COLUMN} IS NULL").fetchall()
+                con.executemany(f"UPDATE {_q(schema.name)} SET {CHECK_COLUMN} = ? WHERE rowid = ?",
+                                [(_row_sha(row[1:]), row[0]) for row in rows])
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
 
     def exists(self) -> bool:
         return self.path.exists()
 
     # ------------------------------------------------------------------ reads
-    def load(self, schema: Schema, experiment: str, config_key: str) -> pd.DataFrame:
-        """Every stored record of one (experiment, config key), with the schema's dtypes."""
-        if not self.path.exists():
+    def load(self, schema: Schema, experiment: str, config_key: str, verify: bool = True) -> pd.DataFrame:
+        """Every stored record of one (experiment, config key), with the schema's dtypes.
+
+        Each record is checked to be the one asked for (a damaged index can hand
+        back another one) and, with ``verify``, against its checksum (some
+        microseconds a record); any fault raises :class:`StoreDamaged`: nothing
+        is reused from a store that fails.
+        """
+        if not self.path.exists() and not self.path.is_symlink():
             return self._empty(schema)
         with self._connect() as con:
             self._ensure(con, schema)
+            checkpoint("store.load")
             cursor = con.execute(
-                f"SELECT {', '.join(_q(c.sql) for c in schema.columns)} FROM {_q(schema.name)} "
-                f"WHERE experiment = ? AND config_key = ?", (experiment, config_key))
+                f"SELECT {CHECK_COLUMN}, {', '.join(_q(c.sql) for c in schema.columns)} "
+                f"FROM {_q(schema.name)} WHERE experiment = ? AND config_key = ?", (experiment, config_key))
             rows = cursor.fetchall()
-        frame = pd.DataFrame.from_records(rows, columns=schema.names)
+        self._verify(schema, rows, experiment, config_key, verify)
+        frame = pd.DataFrame.from_records([row[1:] for row in rows], columns=schema.names)
         return self._typed(frame, schema)
+
+    def _verify(self, schema: Schema, rows: list, experiment: str, config_key: str, checksums: bool) -> None:
+        bad = sum(1 for row in rows if row[0] != _row_sha(row[1:])) if checksums else 0
+        if bad:
+            raise StoreDamaged(self.path, f"{bad:,} of {len(rows):,} stored records of {experiment} "
+                               f"fail their checksum")
+        at = [schema.names.index(n) + 1 for n in schema.key]
+        keys = [tuple(row[i] for i in at) for row in rows]
+        if any(key[:2] != (experiment, config_key) for key in keys) or len(set(keys)) != len(keys):
+            raise StoreDamaged(self.path, f"its index of {schema.name} hands back the wrong records")
 
     @staticmethod
     def _empty(schema: Schema) -> pd.DataFrame:
@@ -195,53 +349,83 @@ class TrialStore:
         return frame
 
     def runs(self) -> pd.DataFrame:
-        """The ``runs`` table: one row per run that wrote to this store."""
+        """The ``runs`` table: one row per run that wrote to this store.
+
+        ``status``: running, finished, interrupted, or killed (a run whose process
+        died without a word, noticed by a later run on the same host).
+        """
         if not self.path.exists():
             return pd.DataFrame()
         with self._connect() as con:
-            return pd.read_sql_query("SELECT * FROM runs ORDER BY started", con)
+            cursor = con.execute("SELECT * FROM runs ORDER BY started, rowid")
+            names = [d[0] for d in cursor.description]
+            return pd.DataFrame.from_records(cursor.fetchall(), columns=names)
 
     # ----------------------------------------------------------------- writes
     def write(self, schema: Schema, frame: pd.DataFrame, replace: bool = False) -> int:
         """Store one chunk of records in one transaction; return the rows inserted.
 
         ``replace=False`` keeps a record already stored under the same key (the
-        first write wins: a concurrent run computed the same numbers);
-        ``replace=True`` overwrites it (``runner.reuse=false``).
+        first write wins: a concurrent run computed the same numbers; it is not
+        counted); ``replace=True`` overwrites it (``runner.reuse=false``).  A
+        signal is held from the start of the transaction to the return of the
+        count (:func:`~labeldp_sim.core.interrupts.deferred`), so the count is
+        the chunk's, exactly, whenever a Ctrl-C lands.
         """
         missing = [n for n in schema.names if n not in frame]
         if missing:
             raise KeyError(f"{schema.table}: records lack columns {missing}")
         rows = [tuple(_to_sql(v, c) for v, c in zip(record, schema.columns))
                 for record in frame[schema.names].itertuples(index=False, name=None)]
+        rows = [(*row, _row_sha(row)) for row in rows]
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        sql = (f"{verb} INTO {_q(schema.name)} ({', '.join(_q(c.sql) for c in schema.columns)}) "
-               f"VALUES ({', '.join('?' * len(schema.columns))})")
+        sql = (f"{verb} INTO {_q(schema.name)} ({', '.join(_q(c.sql) for c in schema.columns)}, "
+               f"{CHECK_COLUMN}) VALUES ({', '.join('?' * (len(schema.columns) + 1))})")
         with self._connect() as con:
             self._ensure(con, schema)
-            con.execute("BEGIN IMMEDIATE")
             try:
-                before = con.total_changes
-                con.executemany(sql, rows)
-                inserted = con.total_changes - before
-                con.execute("COMMIT")
+                checkpoint("store.write")
+                con.execute("BEGIN IMMEDIATE")  # waits (C code, up to the busy time-out) for another writer
+                with deferred():
+                    checkpoint("store.begun")
+                    before = con.total_changes
+                    con.executemany(sql, rows)
+                    inserted = con.total_changes - before
+                    checkpoint("store.in_transaction")
+                    con.execute("COMMIT")
+                    checkpoint("store.committed")
             except BaseException:
-                con.execute("ROLLBACK")
+                # the interrupt may land before BEGIN took effect or after COMMIT did
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
                 raise
         return inserted
 
     def start_run(self, schema: Schema, experiment: str, config_key: str, git_commit: str,
                   fingerprint: str, wanted: int, reused: int) -> str:
+        """Record a run as ``running`` (and earlier runs of this host whose process is gone as
+        ``killed``); return its id."""
         run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        host = socket.gethostname()
         with self._connect() as con:
             self._ensure(con, schema)
-            con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, NULL, 'running', ?, ?, 0)",
+            checkpoint("store.start_run")
+            stale = con.execute("SELECT run_id, pid FROM runs WHERE status = 'running' AND host = ? "
+                                "AND pid IS NOT NULL", (host,)).fetchall()
+            for dead, _ in [r for r in stale if r[1] != os.getpid() and not _alive(r[1])]:
+                con.execute("UPDATE runs SET status = 'killed' WHERE run_id = ? AND status = 'running'",
+                            (dead,))
+            con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
                         (run_id, experiment, config_key, git_commit, fingerprint,
-                         time.strftime("%Y-%m-%dT%H:%M:%S"), wanted, reused))
+                         time.strftime("%Y-%m-%dT%H:%M:%S"), None, "running", wanted, reused, 0,
+                         host, os.getpid()))
         return run_id
 
     def finish_run(self, run_id: str, status: str, computed: int) -> None:
+        """``status``: finished or interrupted; ``computed``: the records this run inserted."""
         with self._connect() as con:
+            checkpoint("store.finish_run")
             con.execute("UPDATE runs SET finished = ?, status = ?, computed = ? WHERE run_id = ?",
                         (time.strftime("%Y-%m-%dT%H:%M:%S"), status, computed, run_id))
 
@@ -263,15 +447,138 @@ def atomic_write(path: Path, write) -> None:
     """``write(tmp_path)`` then rename onto ``path``: readers see the old file or the new one, whole.
 
     The temporary name keeps the suffix, so writers that pick a format from it
-    (matplotlib, pandas) still do.
+    (matplotlib, pandas) still do.  Inside :func:`staged` for ``path``'s
+    directory, the file waits in the staging folder and lands with the others.
     """
     path = Path(path)
+    stage = _STAGES.get(_dir_key(path.parent)) if _STAGES else None
+    if stage is not None:
+        stage.add(path.name, write)
+        return
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
         write(tmp)
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
+        _fsync_file(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as handle:
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _dir_key(directory: Path) -> str:
+    return os.path.realpath(directory)
+
+
+MANIFEST = ".export.manifest"
+STAGING_PREFIX = ".staging-"
+_STAGES: dict = {}  # realpath of a directory -> its open _Stage
+
+
+class _Stage:
+    """The files of one export of ``directory``, waiting in ``folder`` (inside it)."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.folder = directory / f"{STAGING_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.names: list = []
+        self.committed = False
+
+    def add(self, name: str, write) -> None:
+        self.folder.mkdir(exist_ok=True)
+        target = self.folder / name
+        write(target)
+        _fsync_file(target)
+        if name not in self.names:
+            self.names.append(name)
+        checkpoint("export.staged")
+
+    def commit(self) -> None:
+        """Rename every staged file into place, with signals held: all or none.
+
+        A manifest written first names them, so a ``kill -9`` between two renames
+        is finished by the next export of the directory (:func:`_recover`).
+        """
+        if not self.names:
+            return
+        _fsync_dir(self.folder)
+        manifest = self.directory / MANIFEST
+        with deferred():
+            checkpoint("export.commit")
+            tmp = manifest.with_name(f"{MANIFEST}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"folder": self.folder.name, "names": self.names}))
+            _fsync_file(tmp)
+            os.replace(tmp, manifest)
+            _fsync_dir(self.directory)
+            for name in self.names:
+                os.replace(self.folder / name, self.directory / name)
+                checkpoint("export.renamed")
+            _fsync_dir(self.directory)
+            self.committed = True
+            manifest.unlink()
+            self.folder.rmdir()
+
+
+def _recover(directory: Path) -> None:
+    """Finish an export whose renames a ``kill -9`` cut short; drop staging folders left behind."""
+    manifest = directory / MANIFEST
+    if manifest.exists():
+        try:
+            plan = json.loads(manifest.read_text())
+            folder = directory / plan["folder"]
+            for name in plan["names"]:
+                if (folder / name).exists():
+                    os.replace(folder / name, directory / name)
+            _fsync_dir(directory)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # the manifest is renamed into place whole; a stranger's file: drop it
+        manifest.unlink(missing_ok=True)
+    for folder in directory.glob(f"{STAGING_PREFIX}*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    for tmp in directory.glob(f"{MANIFEST}.*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def staged(directory):
+    """Every :func:`atomic_write` into ``directory`` inside the block lands at its end, all
+    at once, or (an exception, a Ctrl-C) not at all: the directory shows the old files or
+    the new ones, never a mix.  Yields the stage (``.committed`` once the files are in).
+
+    Holds the directory's ``.staging.lock`` (after any lock the caller holds). A
+    nested block for the same directory joins the outer one.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    key = _dir_key(directory)
+    if key in _STAGES:
+        yield _STAGES[key]
+        return
+    with locked(directory, ".staging.lock"):
+        _recover(directory)
+        stage = _Stage(directory)
+        _STAGES[key] = stage
+        try:
+            yield stage
+            stage.commit()
+        finally:
+            _STAGES.pop(key, None)
+            if not (directory / MANIFEST).exists():  # a cut-short commit is left to _recover
+                shutil.rmtree(stage.folder, ignore_errors=True)

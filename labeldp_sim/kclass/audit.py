@@ -9,7 +9,8 @@ from itertools import product
 
 import numpy as np
 
-from ..privacy.audit import LABEL_NB, Case, Recipe, K_BB, matrix_loss, register_cases
+from ..privacy.audit import (LABEL_NB, Careless, Case, Recipe, K_BB, builds, calls, matrix_loss, register_careless,
+                             register_cases)
 from .mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 
 __all__ = []
@@ -111,3 +112,31 @@ def kclass_cases(eps):
     ]
     return ([Case(name, mech, RECIPES[name]) for name, mech in real.items()],
             [Case(name, mech, RECIPES[parent], parent, broken) for name, parent, mech, broken in mutants])
+
+
+@register_careless
+def kclass_careless(eps):
+    """Careless inputs to RR, RRWithPrior and ALIBI: each must be refused in one line naming the argument."""
+    rng = np.random.default_rng(0)
+    prior = RR_PRIOR[None, :]
+
+    def report(y, **given):
+        return calls("report", np.asarray(y), rng, K=K_BB, **given)
+
+    rr, rr_prior, alibi = RandomizedResponse(eps), RRWithPrior(eps), ALIBI(eps)
+    return [
+        Careless("rr: label 0.5", rr, report([0.5]), "y", "y = 0.5: echoed as the report"),
+        Careless("rr: label −1", rr, report([-1]), "y", "y = −1"),
+        Careless("rr: ε = 40", RandomizedResponse, builds(40.0), "epsilon",
+                 "ε = 40: the keep probability rounds to 1 in float64, RR never flips"),
+        Careless("rr: ε = 710", RandomizedResponse, builds(710.0), "epsilon",
+                 "ε = 710: e^ε overflows, the keep probability is NaN"),
+        Careless("rr_with_prior: label −1", rr_prior, report([-1], prior=prior), "y", "y = −1: returned unchecked"),
+        Careless("rr_with_prior: NaN in prior", rr_prior, report([0], prior=[[np.nan, 0.3, 0.2, 0.1]]), "prior",
+                 "a prior with NaN: the top-k set is ill-defined"),
+        Careless("rr_with_prior: ε = 40", RRWithPrior, builds(40.0), "epsilon",
+                 "ε = 40: the keep probability rounds to 1 for a set of two"),
+        Careless("alibi: label 1.5", alibi, report([1.5]), "y", "y = 1.5: no one-hot vector"),
+        Careless("alibi: label K", alibi, report([K_BB]), "y", f"y = {K_BB} with K = {K_BB}"),
+        Careless("alibi: ε = 1e-320", ALIBI, builds(1e-320), "epsilon", "ε = 1e-320: the noise scale 2/ε overflows"),
+    ]

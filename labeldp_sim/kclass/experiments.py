@@ -29,16 +29,18 @@ import pandas as pd
 from joblib import delayed
 from scipy.spatial import cKDTree
 
-from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node, eps_allowed,
-                           validate_common)
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, RunnerSettings, check_list, check_memory,
+                           check_plan_size, config_node, eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
 from ..core.points import keyed_rng
 from ..core.provenance import config_key
 from ..core.runner import Plan, execute
 from ..core.store import Column, Schema, TrialStore
 from .families import GaussianCircle
-from .methods import METHODS, method_scores
+from .methods import METHODS, max_epsilon, method_scores
 
+# the class spread σ: σ² and 1/(2σ²) stay normal float64 numbers in between
+SIGMA_MIN, SIGMA_MAX = 1e-150, 1e150
 # the code K-class trials run, besides the core and privacy (see core.provenance)
 PACKAGES = ("kclass",)
 
@@ -106,6 +108,15 @@ class KClassSpec:
     packages: tuple = PACKAGES
 
 
+def _check_eps_fits(key: str, eps: list, methods: list) -> None:
+    """Every ε within what the methods' mechanisms can represent in float64 (RR: e^ε + K − 1
+    must not round to e^ε), so that no trial fails on a worker with the mechanism's key."""
+    limit = max_epsilon(methods)
+    for e in eps:
+        check(e <= limit, key, e, f"numbers in [{EPS_MIN:g}, {limit:.4g}] for methods {', '.join(methods)} "
+              "(beyond it their mechanisms' probabilities round to 0 or 1 in float64)")
+
+
 def validate_kclass(cfg) -> KClassSpec:
     """Check a ``kind: kclass`` configuration and return its :class:`KClassSpec`.
 
@@ -117,12 +128,13 @@ def validate_kclass(cfg) -> KClassSpec:
     K_values = check_list("kclass.K", kc["K"], lambda K: is_int(K) and K >= 2, "integers >= 2",
                           "kclass.K=[2,5,10]")
     sigma = kc["sigma"]
-    sigma_allowed = "a finite number > 0 or the string '2/K'"
+    # σ² and 1/(2σ²) must stay normal float64 numbers (the posterior and the Bayes accuracy use both)
+    sigma_allowed = f"a number in [{SIGMA_MIN:g}, {SIGMA_MAX:g}] or the string '2/K'"
     if isinstance(sigma, str):
         check(sigma.replace(" ", "") == "2/K", "kclass.sigma", sigma, sigma_allowed)
         sigma = "2/K"
     else:
-        check(is_number(sigma) and sigma > 0, "kclass.sigma", sigma, sigma_allowed)
+        check(is_number(sigma) and SIGMA_MIN <= sigma <= SIGMA_MAX, "kclass.sigma", sigma, sigma_allowed)
         sigma = float(sigma)
     N, k = kc["N"], kc["k"]
     check(is_int(N) and 2 <= N <= MAX_N, "kclass.N", N, "integers 2 <= N <= 2**53")
@@ -135,6 +147,7 @@ def validate_kclass(cfg) -> KClassSpec:
     check(is_number(split) and 0 < split < 1, "kclass.split", split, "finite numbers in (0, 1)")
     methods = check_list("kclass.methods", kc["methods"], lambda m: m in METHODS, ", ".join(METHODS),
                          "kclass.methods=[rr,alibi]")
+    _check_eps_fits("kclass.eps", [eps], methods)
     if "lp_2st" in methods:
         # LP-2ST's stage 1 (split·N samples in stream order) trains the prior with a
         # k-NN; stage 2 (the rest) must not be empty (see method_scores)
@@ -144,6 +157,9 @@ def validate_kclass(cfg) -> KClassSpec:
                               f"split*N >= k and round(split*N) < N (N = {N}, k = {k}: "
                               f"split in [{k / N:.6g}, {(N - 0.5) / N:.6g})): LP-2ST trains its "
                               "stage-1 prior by kNN on split*N samples and privatizes the rest")
+    check_memory(kclass_trial_needs(int(N), int(k), int(kc["n_test"]), max(int(K) for K in K_values),
+                                    float(split), methods), basics.runner, f"at K = {max(K_values)}")
+    check_plan_size(len(K_values) * int(kc["trials"]) * len(methods), "kclass.trials", kc["trials"], basics.runner)
     parts = {"kind": "kclass", "experiment": basics.name, "sigma": sigma, "N": int(N), "k": int(k),
              "eps": float(eps), "n_test": int(kc["n_test"]), "split": float(split),
              "seed": basics.seed}
@@ -152,6 +168,33 @@ def validate_kclass(cfg) -> KClassSpec:
                       split=float(split), methods=[str(m) for m in methods], seed=basics.seed,
                       runner=basics.runner, results_dir=basics.results_dir,
                       config_key=config_key(parts, PACKAGES))
+
+
+def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, methods) -> list:
+    """The arrays one K-class trial (:func:`_synthetic_trial`) holds at its peak, as lower bounds.
+
+    Throughout: the N training points (features and label, 24 B each), the
+    test points with their K posteriors and their k neighbours (int64).  Then,
+    one method at a time, the larger of: the vote (N × K label vectors and the
+    neighbours' n_test × k × K, float64) and LP-2ST's prior (its (N − n1)
+    stage-2 samples' k stage-1 neighbours and their N1 × K one-hots, float64).
+    """
+    N_, k_, n_, K_ = float(N), float(k), float(n_test), float(K)
+    Nk, nk, Kk, kk = ({"kclass.N": (N, N_)}, {"kclass.n_test": (n_test, n_)}, {"kclass.K": (K, K_)},
+                      {"kclass.k": (k, k_)})
+    needs = [Need(24.0 * N_, f"N = {N:,} training samples", Nk),
+             Need(8.0 * n_ * (2 + K_ + k_), f"n_test = {n_test:,} test points with K = {K:,} posteriors and "
+                  f"k = {k:,} neighbours", {**nk, **Kk, **kk})]
+    vote = [Need(8.0 * N_ * K_, f"N × K = {N:,} × {K:,} label vectors (float64)", {**Nk, **Kk}),
+            Need(8.0 * n_ * k_ * K_, f"n_test × k × K = {n_test:,} × {k:,} × {K:,} neighbour label vectors "
+                 "(float64)", {**nk, **kk, **Kk})]
+    phases = [vote]
+    if "lp_2st" in methods:
+        n1 = max(k_, round(split * N_))
+        n2 = max(0.0, N_ - n1)
+        phases.append([Need(8.0 * n2 * k_ * (K_ + 1) + 8.0 * n1 * K_, f"LP-2ST's {n2:,.0f} stage-2 samples × "
+                            f"k = {k:,} stage-1 neighbours × K = {K:,} (float64)", {**Nk, **kk, **Kk})])
+    return needs + max(phases, key=lambda phase: sum(n.bytes for n in phase))
 
 
 # scikit-learn's bundled digits (load_digits) has this many images; validation uses the
@@ -228,6 +271,7 @@ def validate_digits(cfg) -> DigitsSpec:
     check(is_number(split) and 0 < split < 1, "digits.split", split, "finite numbers in (0, 1)")
     methods = check_list("digits.methods", dg["methods"], lambda m: m in METHODS, ", ".join(METHODS),
                          "digits.methods=[rr,alibi]")
+    _check_eps_fits("digits.eps", eps, methods)
     k = dg["k"]
     lp_2st = "lp_2st" in methods
     # the k-NN runs on the training set, and LP-2ST's prior on its first stage alone
@@ -238,6 +282,7 @@ def validate_digits(cfg) -> DigitsSpec:
     if lp_2st and not int(round(split * train)) < train:
         raise ConfigError("digits.split", split, f"values with round(split*{train}) < {train} "
                           "(LP-2ST privatizes the rest of the training set in stage 2)")
+    check_plan_size(len(eps) * int(splits) * len(methods), "digits.splits", splits, basics.runner)
     parts = {"kind": "digits", "k": int(k), "test_fraction": float(fraction), "split": float(split),
              "seed": basics.seed}
     return DigitsSpec(name=basics.name, eps=[float(e) for e in eps], splits=int(splits),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
-from ..core.store import STORE_NAME, TrialStore, locked
+from ..core.store import STORE_NAME, TrialStore, locked, staged
 
 __all__ = ["KClassKind", "DigitsKind"]
 
@@ -26,7 +26,7 @@ class _AccuracyKind(ExperimentKind):
         if not subdir:
             from .report import write_claims
 
-            with locked(Path(spec.results_dir), ".kclass_claims.lock"):
+            with locked(Path(spec.results_dir), ".kclass_claims.lock"), staged(Path(spec.results_dir)):
                 write_claims(Path(spec.results_dir))
         print((out / "accuracy.md").read_text())
         return {"trials": trials, "summary": result["summary"], "out": out, "run": stats}

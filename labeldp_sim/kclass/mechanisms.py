@@ -1,8 +1,16 @@
 """K-class label-LDP mechanisms of papers/002: RR, RRWithPrior (LP-2ST's stage), ALIBI.
 
-Each is a :class:`~labeldp_sim.privacy.protocols.LocalMechanism` whose ``report``
-is the one place its noise is drawn; the proofs are in the docstrings.  The audit
-recipes are in :mod:`labeldp_sim.kclass.audit`.
+Each is a :class:`~labeldp_sim.privacy.protocols.LocalMechanism`: ``report`` checks
+the labels at the boundary (integers in 0..K−1, K given) and ``_report`` is the one
+place its noise is drawn; the proofs are in the docstrings.  The audit recipes are
+in :mod:`labeldp_sim.kclass.audit`.
+
+These are simulation mechanisms, not for releasing real data.  RR and RRWithPrior
+compare float64 uniforms (a grid of 2^-53) with their keep probabilities, so ε is
+capped where the flip probability would round away
+(:data:`~labeldp_sim.privacy.protocols.LOG_ODDS_LIMIT`); ALIBI's floating-point
+Laplace noise leaks through its low-order bits (Mironov 2012), a limitation the
+audit measures and states.
 """
 
 from __future__ import annotations
@@ -10,8 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ConfigError, check
-from ..privacy.protocols import (LABEL_LOCAL, CubeSumMechanism, LocalMechanism, _check_labels, _counts,
-                                 _require_K, laplace_sum)
+from ..privacy.protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, LocalMechanism, _counts,
+                                 _require_K, check_classes, check_finite, laplace_sum, noise_scale, shown)
+
+# RR at K = 2 (and RRWithPrior's sets of two) flip with probability 1/(e^ε + 1), the smallest of any K
+_RR_LIMIT = ("beyond it the flip probability 1/(e^ε+1) of two classes is < 2^-52 and the keep "
+             "probability rounds to 1 in float64 (a report that never flips)")
 
 __all__ = ["RandomizedResponse", "RRWithPrior", "ALIBI"]
 
@@ -26,10 +38,17 @@ class RandomizedResponse(CubeSumMechanism):
 
     As a cube mechanism the statistic is the per-cube count of each reported
     class; given n_lj it is Σ_j Multinomial(n_lj, M[j, ·]), drawn exactly.
+
+    ε ≤ LOG_ODDS_LIMIT ≈ 36.04: beyond it the keep probability rounds to 1 in
+    float64 for K = 2 and the report never flips; the constructor refuses it.
+
+    Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "rr"
     privacy = LABEL_LOCAL
+    max_epsilon = LOG_ODDS_LIMIT
+    epsilon_limit = _RR_LIMIT
 
     def keep_probability(self, K):
         e = np.exp(self.epsilon)
@@ -43,8 +62,7 @@ class RandomizedResponse(CubeSumMechanism):
         np.fill_diagonal(M, e / (e + K - 1))
         return M
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        _check_labels(y, _require_K(K))
+    def _report(self, y, rng, *, K, cells=None, n_cells=None):
         keep = rng.random(len(y)) < self.keep_probability(K)
         other = (y + rng.integers(1, K, size=len(y))) % K  # uniform over the K-1 other classes
         return np.where(keep, y, other)
@@ -70,10 +88,15 @@ class RRWithPrior(LocalMechanism):
     output in the set has probability in [1/(e^ε+k*−1), e^ε/(e^ε+k*−1)] whatever y
     is, and outputs outside it have probability 0 for every y: ε-label LDP.
     The prior is an argument of :meth:`report`; it must not depend on the label.
+    ε ≤ LOG_ODDS_LIMIT, as for RR.
+
+    Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "rr_with_prior"
     privacy = LABEL_LOCAL
+    max_epsilon = LOG_ODDS_LIMIT
+    epsilon_limit = _RR_LIMIT
 
     def top_k_sets(self, prior):
         """(order, k*) per row: classes by decreasing prior and the chosen set size."""
@@ -97,11 +120,8 @@ class RRWithPrior(LocalMechanism):
             M[i, i] = e / (e + k - 1)
         return M
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None, prior=None):
-        if prior is None:
-            raise ConfigError("prior", None, "a prior per user, computed without its label")
-        prior = np.asarray(prior)
-        check(prior.shape[1] == _require_K(K), "K", K, f"the prior's {prior.shape[1]} classes")
+    def _report(self, y, rng, *, K, cells=None, n_cells=None, prior=None):
+        prior = self.check_prior(prior, len(y), K)
         order, k_star = self.top_k_sets(prior)
         n = len(y)
         rank = np.argsort(order, axis=1)[np.arange(n), y]  # position of y in the order
@@ -113,6 +133,21 @@ class RRWithPrior(LocalMechanism):
         pick_any = rng.integers(0, k_star)
         position = np.where(inside, pick_other, pick_any)
         return np.where(keep, y, order[np.arange(n), position])
+
+    @staticmethod
+    def check_prior(prior, n, K):
+        """One prior row per user over the K classes: finite and ≥ 0 (how it was made, without the
+        label, no check can see)."""
+        allowed = f"a prior per user, computed without its label: shape ({n}, {K}), finite, >= 0"
+        if prior is None:
+            raise ConfigError("prior", None, allowed)
+        prior = np.asarray(prior)
+        if prior.ndim != 2 or prior.dtype.kind not in "iuf" or len(prior) != n:
+            raise ConfigError("prior", shown(f"an array of shape {prior.shape}"), allowed)
+        check(prior.shape[1] == K, "K", K, f"the prior's {prior.shape[1]} classes")
+        check_finite(prior, "prior", allowed)
+        check(not (prior < 0).any(), "prior", shown("a negative entry"), allowed)
+        return prior
 
 
 class ALIBI(CubeSumMechanism):
@@ -126,6 +161,9 @@ class ALIBI(CubeSumMechanism):
 
     As a cube mechanism the statistic is the per-cube sum of the noisy one-hot
     vectors: n_lj + a sum of n_l Laplace draws per class, drawn exactly.
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
     """
 
     name = "alibi"
@@ -133,16 +171,16 @@ class ALIBI(CubeSumMechanism):
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
-        self.scale = 2.0 / self.epsilon
+        self.scale = noise_scale(2.0, self.epsilon, "2/ε")
 
     def location(self, y, K):
         """The Laplace location of each report: OneHot(y), shape (len(y), K)."""
         loc = np.zeros((len(y), _require_K(K)))
-        loc[np.arange(len(y)), _check_labels(y, K)] = 1.0
+        loc[np.arange(len(y)), check_classes(y, K)] = 1.0
         return loc
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
-        noisy = rng.laplace(0.0, self.scale, size=(len(y), _require_K(K)))
+    def _report(self, y, rng, *, K, cells=None, n_cells=None):
+        noisy = rng.laplace(0.0, self.scale, size=(len(y), K))
         return noisy + self.location(y, K)
 
     def aggregate(self, reports, cells, n_cells, K):

@@ -19,12 +19,21 @@ from scipy.spatial import cKDTree
 from ..privacy.rappor import RAPPOR
 from .mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 
-__all__ = ["METHODS", "LABELS", "method_scores"]
+__all__ = ["METHODS", "LABELS", "method_scores", "max_epsilon"]
 
 METHODS = ("rr", "lp_2st", "alibi", "alibi_sampled", "vector_approximation", "non_private")
 LABELS = {"rr": "RR", "lp_2st": "LP-2ST (RRWithPrior)", "alibi": "ALIBI (averaged soft labels)",
           "alibi_sampled": "ALIBI (one label sampled per soft label)",
           "vector_approximation": "vector approximation (RAPPOR)", "non_private": "non-private"}
+# the mechanisms each method releases through: their float64 limits on ε bound the method's
+MECHANISMS = {"rr": (RandomizedResponse,), "lp_2st": (RandomizedResponse, RRWithPrior),
+              "alibi": (ALIBI,), "alibi_sampled": (ALIBI,), "vector_approximation": (RAPPOR,),
+              "non_private": ()}
+
+
+def max_epsilon(methods) -> float:
+    """The largest ε every method of ``methods`` can release at (``max_epsilon`` of its mechanisms)."""
+    return min((mech.max_epsilon for m in methods for mech in MECHANISMS[m]), default=float("inf"))
 
 
 def _one_hot(labels, K):

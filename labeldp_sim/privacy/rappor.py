@@ -1,11 +1,17 @@
 """RAPPOR, eq. (11) of papers/000: the label-LDP vector mechanism both Table I and
-papers/002 (its "vector approximation") use, so it sits below both paper packages."""
+papers/002 (its "vector approximation") use, so it sits below both paper packages.
+
+A simulation mechanism, not for releasing real data: its bits come from comparing
+float64 uniforms (a grid of 2^-53) with p and q, and ε is capped where 1 − p
+would round away (:data:`~labeldp_sim.privacy.protocols.LOG_ODDS_LIMIT`); see
+:mod:`labeldp_sim.privacy.protocols` for the floating-point limitation.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .protocols import LABEL_LOCAL, CubeSumMechanism, _check_labels, _require_K
+from .protocols import LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, _require_K, check_classes
 
 __all__ = ["RAPPOR", "bit_sums"]
 
@@ -44,10 +50,17 @@ class RAPPOR(CubeSumMechanism):
 
     Sufficient statistic: given n_lj, S_lj = Bin(n_lj, p) + Bin(n_l − n_lj, q)
     independently over (l, j), the exact law of (12).
+
+    ε ≤ 2·LOG_ODDS_LIMIT ≈ 72.1: beyond it 1 − p < 2^-52 and p rounds to 1 in
+    float64, a bit that never flips (an infinite loss); the constructor refuses it.
+
+    Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "rappor"
     privacy = LABEL_LOCAL
+    max_epsilon = 2 * LOG_ODDS_LIMIT
+    epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
@@ -57,10 +70,10 @@ class RAPPOR(CubeSumMechanism):
     def bit_probabilities(self, y, K):
         """P(Z(j) = 1 | Y = y) for each row y, shape (len(y), K), (11)."""
         probs = np.full((len(y), _require_K(K)), self.q)
-        probs[np.arange(len(y)), _check_labels(y, K)] = self.p
+        probs[np.arange(len(y)), check_classes(y, K)] = self.p
         return probs
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+    def _report(self, y, rng, *, K, cells=None, n_cells=None):
         """Bits Z(j) = 1{U_j < p} for j = y and 1{U_j < q} otherwise, U i.i.d. uniform, (11).
 
         The same uniforms and bits as comparing U with :meth:`bit_probabilities`,
@@ -68,8 +81,6 @@ class RAPPOR(CubeSumMechanism):
         comparison with q, then each class's own bits against p (q < p), a column
         at a time.
         """
-        K = _require_K(K)
-        y = _check_labels(np.asarray(y), K)
         uniforms = rng.random((len(y), K))
         bits = uniforms < self.q
         for j in range(K):

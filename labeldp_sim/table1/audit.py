@@ -11,8 +11,8 @@ from itertools import product
 
 import numpy as np
 
-from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, Case, Recipe, _log_ratio,
-                             bits_code, bits_loss, register_cases, T)
+from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, Careless, Case, Recipe, _log_ratio, bits_code, bits_loss,
+                             builds, calls, register_careless, register_cases, T)
 from ..privacy.protocols import CubeData
 from .mechanisms import ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean, LaplaceLabel
 
@@ -336,3 +336,49 @@ def table1_cases(eps):
     ]
     return ([Case(name, mech, RECIPES[name]) for name, mech in real.items()],
             [Case(name, mech, RECIPES[parent], parent, broken) for name, parent, mech, broken in mutants])
+
+
+def _release(cells, y, n_cells, K=None):
+    """The careless call: ``release`` on a data set built from these samples (the (N, h, d) of FULL_BB)."""
+    return lambda mech: mech.release(CubeData.from_samples(np.asarray(cells), np.asarray(y), n_cells),
+                                     np.random.default_rng(0), *FULL_BB, K=K)
+
+
+@register_careless
+def table1_careless(eps):
+    """Careless inputs to the Table I mechanisms: each must be refused in one line naming the argument."""
+    rng = np.random.default_rng(0)
+    joint, laplace = JointRAPPOR(eps), LaplaceLabel(eps, T)
+
+    def joint_report(y, cells):
+        return calls("report", np.asarray(y), rng, K=2, cells=np.asarray(cells), n_cells=2)
+
+    return [
+        Careless("joint_rappor: cell −1", joint, joint_report([0], [-1]), "cells",
+                 "cube index −1: wraps round to the last (cube, label) pair"),
+        Careless("joint_rappor: cell n_cells", joint, joint_report([0], [2]), "cells",
+                 "cube index 2 with n_cells = 2"),
+        Careless("joint_rappor: label 0.5", joint, joint_report([0.5], [0]), "y", "y = 0.5, K = 2"),
+        Careless("joint_rappor: ε = 80", JointRAPPOR, builds(80.0), "epsilon", "ε = 80: p rounds to 1 in float64"),
+        Careless("exponential: ε = 100", ExponentialMechanism, builds(100.0), "epsilon",
+                 "ε = 100: a class one count behind is never drawn by the Gumbel-max sampler"),
+        Careless("exponential: label K", ExponentialMechanism(eps), _release([0, 0], [0, 2], 1, K=2), "y",
+                 "y = 2 with K = 2"),
+        Careless("laplace: label NaN", laplace, calls("report", np.array([0.5, np.nan]), rng), "y",
+                 "y = NaN: passes the clip, comes out NaN"),
+        Careless("laplace: label inf", laplace, calls("report", np.array([np.inf]), rng), "y", "y = +inf"),
+        Careless("laplace: labels of shape (n, 2)", laplace, calls("report", np.zeros((3, 2)), rng), "y",
+                 "two numbers per user"),
+        Careless("laplace: ε = 1e-320", LaplaceLabel, builds(1e-320, T), "epsilon",
+                 "ε = 1e-320: the noise scale 2T/ε overflows to inf"),
+        Careless("laplace_cube: label NaN", LaplaceCubeMean(eps, T), _release([0, 0], [0.5, np.nan], 1), "y",
+                 "y = NaN: the cube's estimate comes out NaN"),
+        Careless("laplace_cube_full: cell n_cells", LaplaceCubeMean(eps, T, protection="features+label"),
+                 _release([0, 2], [0.5, 0.5], 2), "cells",
+                 "cube index 2 with n_cells = 2: the release grows an entry that names the record"),
+        Careless("joint_laplace: cell −1", JointLaplace(eps, T),
+                 calls("report", np.array([0.5]), rng, cells=np.array([-1]), n_cells=2), "cells",
+                 "cube index −1: counted in the last cube"),
+        Careless("joint_laplace: cells missing", JointLaplace(eps, T), calls("report", np.array([0.5]), rng),
+                 "cells", "no cube indices for a mechanism that protects them"),
+    ]

@@ -9,22 +9,28 @@ checks every kind shares are in :mod:`labeldp_sim.core.config`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from ..core.config import (CONF_DIR, EPS_MAX, EPS_MIN, MAX_N, OBJECT_GROUPS, PER_SAMPLE_MAX_N, RunnerSettings,
+from ..core.config import (CONF_DIR, EPS_MAX, EPS_MIN, MAX_N, OBJECT_GROUPS, PER_SAMPLE_MAX_N, Need, RunnerSettings,
                            _build, _check_group_keys, _parameters, _plain, _root_value, _target_class, check_list,
-                           config_node, eps_allowed, group_options, validate_common)
+                           check_memory, check_plan_size, config_node, eps_allowed, group_options, validate_common)
 from ..core.errors import ConfigError, check, first_line, is_int, is_number
 from ..core.points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from ..core.provenance import config_key
 from .theory import CELLS, Cell
 
-__all__ = ["Experiment", "build_experiment", "GRID_KEYS", "AXES"]
+__all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES"]
 
 GRID_KEYS = ("d", "reps", "reps_per_d", "sweeps")
+# the cube geometry indexes the G^d cubes through d-axis arrays: numpy's index functions take
+# at most 32 axes
+MAX_D = 32
+# a Laplace noise scale past this makes the squared estimates of the exact risk overflow float64
+MAX_NOISE_SCALE = 1e100
 AXES = ("N", "eps")
 
 
@@ -121,34 +127,69 @@ def _check_axis_value(axis: str, key: str, value) -> None:
         check(is_number(value) and EPS_MIN <= value <= EPS_MAX, key, value, eps_allowed())
 
 
-def _validate_grid(cfg) -> dict:
-    """Check ``cfg.grid`` and return it as a plain dict (``reps_per_d`` null -> {})."""
-    grid = config_node(cfg, "grid", GRID_KEYS, required=("d", "reps", "sweeps"))
-    check_list("grid.d", grid["d"], lambda v: is_int(v) and v >= 1, "integers >= 1", "grid.d=[1,2]")
-    check(is_int(grid["reps"]) and grid["reps"] >= 1, "grid.reps", grid["reps"], "integer >= 1")
-    per_d = grid.get("reps_per_d")
-    # null clears the grid file's mapping; {} cannot (OmegaConf merges mappings key by key)
-    check(per_d is None or isinstance(per_d, dict), "grid.reps_per_d", per_d,
-          "null or a mapping d -> integer >= 1 (e.g. {3: 500})")
-    for key, value in (per_d or {}).items():
-        check(is_int(key) and key >= 1, f"grid.reps_per_d.{key}", key, "integer keys d >= 1")
-        check(is_int(value) and value >= 1, f"grid.reps_per_d.{key}", value, "integer >= 1")
-    grid["reps_per_d"] = dict(per_d or {})
-    sweeps = config_node(cfg, "grid.sweeps", AXES)
-    check(len(sweeps) > 0, "grid.sweeps", sweeps, "a mapping with keys N and/or eps")
+def d_mapping(mapping, key: str, ok, allowed: str, null_means: str | None = None) -> dict:
+    """A mapping d -> value (``grid.reps_per_d``, ``law_free.G_max``) as {int d: value}.
+
+    A key may come as a digit string: Hydra's dotted form ``+grid.reps_per_d.3=1000``
+    writes the key '3' beside the file's integer 3.  The string's value wins (only
+    the command line writes string keys).  With ``null_means``, a null value
+    drops its d (it means ``null_means``); else null is refused like any bad value.
+    """
+    out, from_text = {}, set()
+    for raw, value in mapping.items():
+        text = raw.strip() if isinstance(raw, str) else None
+        d = int(text) if text is not None and text.isdigit() else raw
+        check(is_int(d) and d >= 1, f"{key}.{raw}", raw, f"integer keys d >= 1 (e.g. {key}={{3: ...}})")
+        if value is None and null_means is not None:
+            continue
+        check(ok(value), f"{key}.{raw}", value, allowed + (f" (or null: {null_means})" if null_means else ""))
+        if text is not None or int(d) not in from_text:
+            out[int(d)] = value
+        if text is not None:
+            from_text.add(int(d))
+    return out
+
+
+def _reps_per_d(per_d, key: str = "grid.reps_per_d") -> dict:
+    """``grid.reps_per_d`` as {d: reps}: integer keys d >= 1, integer values >= 1, null values dropped
+    (null: grid.reps).  The grid files list every d, null where grid.reps applies, so that
+    ``grid.reps_per_d={1: 300}`` can be merged into them (Hydra merges a mapping key by key and
+    refuses a key the file lacks)."""
+    check(per_d is None or isinstance(per_d, dict), key, per_d,
+          "null or a mapping d -> integer >= 1 (e.g. {3: 500}; add a d with +grid.reps_per_d.4=500)")
+    return {d: int(v) for d, v in d_mapping(per_d or {}, key, lambda v: is_int(v) and v >= 1, "integer >= 1",
+                                              "grid.reps").items()}
+
+
+def validate_sweeps(cfg, prefix: str = "grid.sweeps") -> dict:
+    """Check the sweeps at ``prefix`` (``grid.sweeps``, or ``law_free.sweeps``) and return them."""
+    sweeps = config_node(cfg, prefix, AXES)
+    check(len(sweeps) > 0, prefix, sweeps, "a mapping with keys N and/or eps")
     for axis in sweeps:
         other = "eps" if axis == "N" else "N"
-        prefix = f"grid.sweeps.{axis}"
-        sweep = config_node(cfg, prefix, ("values", other), required=("values", other),
+        key = f"{prefix}.{axis}"
+        sweep = config_node(cfg, key, ("values", other), required=("values", other),
                             missing_allowed=f"a number (the fixed {other} of the {axis} sweep)")
         values = sweep["values"]
-        check(isinstance(values, list) and len(values) > 0, f"{prefix}.values", values,
-              f"a non-empty list (e.g. {prefix}.values=[1000,10000])")
+        check(isinstance(values, list) and len(values) > 0, f"{key}.values", values,
+              f"a non-empty list (e.g. {key}.values=[1000,10000])")
         for v in values:
-            _check_axis_value(axis, f"{prefix}.values", v)
-        check(len({float(v) for v in values}) == len(values), f"{prefix}.values", values,
+            _check_axis_value(axis, f"{key}.values", v)
+        check(len({float(v) for v in values}) == len(values), f"{key}.values", values,
               "distinct values (a repeated value is the same grid point)")
-        _check_axis_value(other, f"{prefix}.{other}", sweep[other])
+        _check_axis_value(other, f"{key}.{other}", sweep[other])
+    return sweeps
+
+
+def _validate_grid(cfg) -> dict:
+    """Check ``cfg.grid`` and return it as a plain dict (``reps_per_d`` as {d: reps})."""
+    grid = config_node(cfg, "grid", GRID_KEYS, required=("d", "reps", "sweeps"))
+    check_list("grid.d", grid["d"], lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}] "
+               "(numpy indexes at most 32 axes)", "grid.d=[1,2]")
+    check(is_int(grid["reps"]) and grid["reps"] >= 1, "grid.reps", grid["reps"], "integer >= 1")
+    # null clears the grid file's mapping; {} cannot (OmegaConf merges mappings key by key)
+    grid["reps_per_d"] = _reps_per_d(grid.get("reps_per_d"))
+    validate_sweeps(cfg)
     return grid
 
 
@@ -216,11 +257,102 @@ def _mismatch(group: str, got, allowed, cell: Cell, name: str, fits) -> ConfigEr
     return ConfigError(group, got, allowed)
 
 
+def _check_mechanism_fits(mech, label, cell: Cell, name: str) -> None:
+    """The mechanism's task and privacy model must be the cell's; else ``mechanism`` is blamed
+    (or ``cell``, when the user moved the cell away from one the mechanism fits)."""
+    mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
+    if cell.task not in mech_tasks or mech_privacy != cell.privacy:
+        raise _mismatch("mechanism", label, _matching_mechanisms(cell) or f"a {cell.privacy} mechanism",
+                        cell, name, lambda c: c.task in mech_tasks and c.privacy == mech_privacy)
+
+
+@lru_cache(maxsize=None)
+def _group_yaml(group: str, option: str) -> dict:
+    """The YAML of one option of a config group, as written (read once; do not modify)."""
+    return OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{option}.yaml"), resolve=False)
+
+
+def _check_name(group: str, node: dict) -> None:
+    """``<group>.name`` labels the outputs (trials.csv, Table I): it must be the option the node is.
+
+    The options it may be are the group's YAML files with the node's ``_target_``
+    (and ``protection``, where an option fixes it: ``exponential`` and
+    ``exponential_full`` share a class).  A class no option names (a ``_target_``
+    of the user's own) may carry any name.
+    """
+    label = node.get("name")
+    same = [option for option in group_options(group)
+            if (yaml := _group_yaml(group, option)).get("_target_") == node.get("_target_")
+            and ("protection" not in yaml or yaml["protection"] == node.get("protection", yaml["protection"]))]
+    if same and label not in same:
+        raise ConfigError(f"{group}.name", label, f"{', '.join(same)} (the name labels the outputs and comes "
+                          f"with the {group} choice: to run another {group}, choose {group}=<name>)")
+
+
 def _point_key(pt: Point) -> tuple[str, float]:
     """The swept key of a point and the value requested there (for errors)."""
     if pt.axis == "N":
         return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by _check_axis_value
     return "grid.sweeps.eps.values", pt.eps_requested
+
+
+def _count(n) -> str:
+    """An integer for a message: with thousands separators, or in e-notation past 10^15."""
+    return f"{n:,}" if abs(n) < 10 ** 15 else f"{float(n):.3g}"
+
+
+def _check_noise_scale(mech, pt: Point, mech_node: dict) -> None:
+    """A central full-DP cube mean's noise scale 6T/(n_0 ε), n_0 = n0_fraction · N h^d, must be > 0
+    and at most :data:`MAX_NOISE_SCALE` at every point: the exact risk squares the released
+    estimates, which overflow to inf (NaN risks, found only after the trials ran) beyond it."""
+    if getattr(mech, "protection", None) != "features+label" or not hasattr(mech, "n0"):
+        return
+    try:
+        with np.errstate(all="raise"):
+            n0 = mech.n0(pt.N, 1.0 / pt.G_est, pt.d)
+            scale = 6.0 * mech.T / (n0 * mech.epsilon)
+        ok = bool(0 < scale <= MAX_NOISE_SCALE)  # the risk squares the estimates: they must stay finite
+    except (ConfigError, *FLOAT_ERRORS):
+        ok = False
+    if not ok:
+        key, got = ("mechanism.n0_fraction", mech_node.get("n0_fraction"))
+        if got is None:
+            key, got = _point_key(pt)
+        raise ConfigError(key, got, f"values keeping the noise scale 6T/(n_0 eps) in (0, {MAX_NOISE_SCALE:g}] "
+                                    f"(n_0 = n0_fraction·N·h^d at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
+
+
+def _smallest_N(estimator, cell: Cell, eps: float, beta: float, d: int, p: float) -> int | None:
+    """The smallest N at which the estimator's law gives k <= N (None if none up to 2**53)."""
+    def fits(N):
+        try:
+            with np.errstate(all="ignore"):
+                return 1 <= estimator.neighbours(cell, N, eps, beta, d, p) <= N
+        except FLOAT_ERRORS:
+            return False
+
+    if not fits(MAX_N):
+        return None
+    lo, hi = 0, MAX_N  # fits(hi); k/N falls as N grows (h shrinks), so the first fit is found by bisection
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi
+
+
+def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float) -> ConfigError:
+    """k > N at a grid point: a fixed ``estimator.k`` is to blame, else the point's N (or ε)."""
+    if getattr(estimator, "k", None) is not None:
+        return ConfigError("estimator.k", k, f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
+    smallest = _smallest_N(estimator, cell, pt.eps, beta, pt.d, p)
+    if smallest is None:
+        return ConfigError("estimator.k_scale", getattr(estimator, "k_scale", None),
+                           f"values giving k <= N at some N <= 2**53 (k = k_scale·N·h^d; k = {k:,} neighbours "
+                           f"at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
+    at_least = f"N >= {smallest:,} at d = {pt.d}, eps = {pt.eps:g}"
+    key, got = ("grid.sweeps.N.values", int(pt.N_requested)) if pt.axis == "N" else ("grid.sweeps.eps.N", pt.N)
+    return ConfigError(key, got, f"{at_least} (the kNN law gives k = {k:,} neighbours at N = {pt.N:,}; "
+                                 "k must be <= N; or lower estimator.k_scale)")
 
 
 def _code_packages(nodes: dict) -> tuple:
@@ -273,7 +405,14 @@ def build_experiment(cfg: DictConfig) -> Experiment:
         raise _mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
                         cell, name, lambda c: c.task in est_tasks)
 
+    # the mechanism against the cell before the estimator against the mechanism, and both before
+    # any tuning: a regression mechanism on a classification cell would otherwise reach its clip
+    # level, which classification laws do not have
+    probe = _probe_mechanism(nodes["mechanism"])
+    _check_mechanism_fits(probe, nodes["mechanism"].get("name"), cell, name)
     _check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
+    for group in OBJECT_GROUPS:
+        _check_name(group, nodes[group])
 
     beta, p_moment = first.beta, first.p
     points = make_points(name, cell, grid, beta, first.h_scale, p_moment)  # FP errors -> ConfigError
@@ -291,8 +430,8 @@ def build_experiment(cfg: DictConfig) -> Experiment:
                 k = float("nan")
                 if hasattr(estimator, "neighbours"):
                     k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
-                    check(1 <= k <= pt.N, "estimator.k", k,
-                          f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
+                    if not 1 <= k <= pt.N:
+                        raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
                 T = _clip_level(nodes["mechanism"], dist, pt.h)
                 valid = dist.construction_valid(pt.G)
         except FLOAT_ERRORS as err:
@@ -300,7 +439,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
                               f"({first_line(err)})") from None
         # cube indices are int64 and cube counts float64: both need G^d <= 2**53
         check(max(pt.G, G_est) ** pt.d <= MAX_CUBES, key, requested,
-              f"values whose cube count stays <= 2**53 (G = {max(pt.G, G_est):,} per axis at d = {pt.d}; "
+              f"values whose cube count stays <= 2**53 (G = {_count(max(pt.G, G_est))} per axis at d = {pt.d}; "
               "see distribution.h_scale and estimator.h_scale)")
         tuned.append(replace(pt, G_est=G_est, k=k, T=float("nan") if T is None else T,
                              in_regime=pt.in_regime and valid))
@@ -316,12 +455,15 @@ def build_experiment(cfg: DictConfig) -> Experiment:
             key, requested = _point_key(pt)
             raise ConfigError(key, requested, f"values the mechanism can use in float64 "
                               f"({first_line(err)})") from None
-    mech = next(iter(mechanisms.values()))
-    mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
-    if cell.task not in mech_tasks or mech_privacy != cell.privacy:
-        raise _mismatch("mechanism", nodes["mechanism"].get("name"),
-                        _matching_mechanisms(cell) or f"a {cell.privacy} mechanism", cell, name,
-                        lambda c: c.task in mech_tasks and c.privacy == mech_privacy)
+        except ConfigError as err:
+            if err.key != "mechanism.epsilon":
+                raise
+            # ε comes from the grid, so the grid's key is the one the user typed
+            key, requested = _point_key(pt) if pt.axis == "eps" else ("grid.sweeps.N.eps", pt.eps)
+            raise ConfigError(key, requested, f"eps values this mechanism takes: {err.allowed}") from None
+    _check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
+    for pt in points:
+        _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
     if not _sufficient_possible(first, estimator) and path == "sufficient":
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
@@ -335,12 +477,111 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     parts["seed"] = basics.seed
     parts["cell"] = cell.name
     packages = _code_packages(nodes)
-    return Experiment(
+    exp = Experiment(
         name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
         estimator=estimator, points=points, reps=int(grid["reps"]),
-        reps_per_d={int(k): int(v) for k, v in grid["reps_per_d"].items()},
+        reps_per_d=dict(grid["reps_per_d"]),
         seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
         config_key=config_key(parts, packages), packages=packages,
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )
+    needs = {pt.id: trial_needs(exp, pt) for pt in points}
+    worst = max(points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
+    check_memory(needs[worst.id], exp.runner, f"at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
+    per_d = {d: reps for d, reps in exp.reps_per_d.items() if d in distributions}
+    check_plan_size(sum(exp.replicates(pt) for pt in points), next(
+        (f"grid.reps_per_d.{d}" for d, reps in per_d.items() if reps > exp.reps), "grid.reps"),
+        max([exp.reps, *per_d.values()]), exp.runner)
+    return exp
+
+
+def _relevant_cubes(dist, G: int, G_est: int, d: int) -> float:
+    """Fewest estimator cubes a classification cell model lists (the bump cubes they meet).
+
+    Each of the m bumps (cubes of side 1/G) meets (G_est // G)^d estimator cubes
+    when G_est >= G; else an estimator cube holds at most ⌈G/G_est⌉^d bumps.
+    Families without bumps list every cube.
+    """
+    cubes = float(G_est) ** d
+    if not hasattr(dist, "bump_cubes"):
+        return cubes
+    m = float(dist.n_bumps(G))
+    if G_est >= G:
+        return min(cubes, m * float(G_est // G) ** d)
+    return min(cubes, max(1.0, np.ceil(m / float(-(-G // G_est)) ** d)))
+
+
+def trial_needs(exp: Experiment, pt: Point, path: str | None = None, G_inst: int | None = None) -> list:
+    """The arrays one trial at ``pt`` holds, as lower bounds (:class:`~labeldp_sim.core.config.Need`).
+
+    By estimator and data path: kNN test points (n_test × (d + 2) float64, 8 times
+    that on the marginal-law path) and, per sample, the N samples (N × (d + 1)
+    float64: features and cube index) and each KD-tree query
+    chunk (256 × k × 24 B); cube estimators per sample hold the samples and
+    the per-cube counts (G_est^d cubes × K classes × 8 B; RAPPOR's N × K
+    reports, 9 B each, when it does not work in chunks), on the sufficient path
+    the cell model (regression: 9 float64 per cube; classification: 4 arrays of
+    relevant cubes × K) and, for K-ary randomized response, its K × K matrix.
+    """
+    dist, mech, est = exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator
+    path = path or exp.trial_path(pt)
+    key, got = _point_key(pt)
+    if pt.axis == "eps":  # the size comes from the sweep's fixed N
+        key, got = "grid.sweeps.eps.N", pt.N
+    d, N = pt.d, float(pt.N)
+    K = float(getattr(dist, "K", 0) or 0)
+    K_key = {"distribution.K": (int(K), K)}
+    cubes = float(pt.G_est) ** d
+    needs = []
+    if path == "per_sample":
+        needs.append(Need(8.0 * N * (d + 1), f"N = {pt.N:,} samples × (d + 1) float64", {key: (got, N)}))
+    if hasattr(est, "neighbours"):
+        n_test = float(est.n_test)
+        # the marginal-law path draws each test point's estimate from per-query arrays: 8 (d + 2) float64
+        per_query = 8 if path == "sufficient" else 1
+        needs.append(Need(8.0 * per_query * n_test * (d + 2), f"n_test = {est.n_test:,} test points × "
+                          f"{per_query * (d + 2)} float64", {"estimator.n_test": (est.n_test, n_test)}))
+        if path == "sufficient" and est.k is None:
+            # the marginal law sums over the M^d bump-column tuples each query's box meets
+            # (knn_marginal._tuple_signs: int64 and float64); the law's k gives boxes of about one
+            # bump side, which straddle a column boundary on some axis of some query: M >= 2
+            needs.append(Need(16.0 * n_test * 2.0 ** d, f"n_test × 2^d = {est.n_test:,} × {2 ** d:,} bump-column "
+                              "tuples (int64 and float64)", {"estimator.n_test": (est.n_test, n_test),
+                                                              "grid.d": (d, 2.0 ** d)}))
+        if path == "per_sample" and d >= 2:
+            k_key = {"estimator.k": (est.k, float(est.k))} if est.k is not None else {key: (got, pt.k)}
+            needs.append(Need(24.0 * min(256.0, n_test) * pt.k, f"k = {pt.k:,.0f} neighbours × 256 queries × 24 B",
+                              k_key))
+        return needs
+    cube_key = {key: (got, cubes)}
+    if exp.cell.task == "classification":
+        if path == "per_sample":
+            needs.append(Need(8.0 * cubes * K, f"{cubes:,.0f} cubes × K = {K:,.0f} classes of counts (int64)",
+                              {**cube_key, **K_key}))
+            width = getattr(mech, "chunk", None)
+            if hasattr(mech, "bit_probabilities"):  # RAPPOR's bits: all reports at once, or in chunks
+                if width:
+                    needs.append(Need(9.0 * min(float(width), N) * cubes * K, f"{width:,} reports × {cubes:,.0f} "
+                                      f"cubes × K = {K:,.0f} bits and uniforms (mechanism.chunk)",
+                                      {**cube_key, **K_key, "mechanism.chunk": (width, float(width))}))
+                else:
+                    needs.append(Need(9.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} report bits and uniforms",
+                                      {key: (got, N), **K_key}))
+            elif hasattr(mech, "soft_labels"):  # ALIBI: a noisy one-hot per report
+                needs.append(Need(16.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} noisy one-hots (float64)",
+                                  {key: (got, N), **K_key}))
+        else:
+            R = _relevant_cubes(dist, G_inst or pt.G, pt.G_est, d)
+            needs.append(Need(32.0 * R * K, f"{R:,.0f} relevant cubes × K = {K:,.0f} classes × 4 float64 arrays",
+                              {key: (got, R), **K_key}))
+        if hasattr(mech, "transition_matrix") and hasattr(mech, "keep_probability"):
+            needs.append(Need(8.0 * K * K, f"the K × K = {K:,.0f}² randomized-response matrix", K_key))
+    else:
+        needs.append(Need((9.0 if path != "per_sample" else 3.0) * 8.0 * cubes,
+                          f"{cubes:,.0f} estimator cubes × float64 arrays", cube_key))
+        width = getattr(mech, "chunk", None)
+        if path == "per_sample" and width and not hasattr(mech, "bit_probabilities"):
+            needs.append(Need(32.0 * min(float(width), N) * cubes, f"{width:,} reports × 2 × {cubes:,.0f} cubes "
+                              "× 2 float64 (mechanism.chunk)", {**cube_key, "mechanism.chunk": (width, width)}))
+    return needs

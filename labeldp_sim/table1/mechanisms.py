@@ -2,6 +2,16 @@
 
 Each mechanism subclasses one protocol of :mod:`labeldp_sim.privacy.protocols`,
 clips and adds noise in one method, and says in its docstring why it is ε-DP.
+Inputs are checked at the protocol's boundary (``report``, or the
+:class:`~labeldp_sim.privacy.protocols.CubeData` a central release reads) before
+any of that happens.
+
+These are simulation mechanisms, not for releasing real data: they draw from the
+papers' laws in floating point.  Floating-point Laplace noise leaks through its
+low-order bits (Mironov 2012), and RAPPOR's bits and the exponential mechanism's
+Gumbel-max draw compare float64 uniforms (a grid of 2^-53) with their
+probabilities.  The audit measures the low-bit leak and reports it as a known,
+stated limitation (README, "Privacy: threat model and what the audit covers").
 
 To add a mechanism: subclass a protocol, implement its abstract methods, state
 ``privacy``/``tasks`` and the proof; add ``conf/mechanism/<name>.yaml``; add it to
@@ -14,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import check, is_int
-from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, CentralMechanism,
-                                 CubeSumMechanism, NoisyLabel, _check_labels, _require_K, laplace_sum)
+from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
+                                 CentralMechanism, CubeSumMechanism, NoisyLabel, _require_K, check_cells,
+                                 check_classes, laplace_sum, noise_scale, shown)
 from ..privacy.rappor import RAPPOR
 
 __all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
@@ -41,10 +52,17 @@ class JointRAPPOR(CubeSumMechanism):
     cube argmax is unchanged by it.
 
     Sufficient statistic: S_lj = Bin(n_lj, p) + Bin(N − n_lj, q).
+
+    ε ≤ 2·LOG_ODDS_LIMIT ≈ 72.1, as for RAPPOR: beyond it p rounds to 1 in float64.
+
+    Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "joint_rappor"
     privacy = FULL_LOCAL
+    needs_cells = True
+    max_epsilon = 2 * LOG_ODDS_LIMIT
+    epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
 
     def __init__(self, epsilon, chunk=4096):
         super().__init__(epsilon)
@@ -57,18 +75,18 @@ class JointRAPPOR(CubeSumMechanism):
         """P(bit (l, j) = 1) for each user, shape (len(y), n_cells·K)."""
         K = _require_K(K)
         probs = np.full((len(y), n_cells * K), self.q)
-        probs[np.arange(len(y)), np.asarray(cells) * K + _check_labels(y, K)] = self.p
+        own = check_cells(cells, n_cells, len(y)) * K + check_classes(y, K)
+        probs[np.arange(len(y)), own] = self.p
         return probs
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+    def _report(self, y, rng, *, K, cells, n_cells):
         """Bit (l, j) = 1{U < p} at the user's own pair, 1{U < q} elsewhere, U i.i.d. uniform.
 
         The same uniforms and bits as comparing U with :meth:`bit_probabilities`,
         without building that (N, C·K) array, which costs as much as the uniforms:
         one comparison with q, then each user's own bit against p instead.
         """
-        K = _require_K(K)
-        own = np.asarray(cells) * K + _check_labels(y, K)  # the user's own (cube, label) pair
+        own = cells * K + y  # the user's own (cube, label) pair
         uniforms = rng.random((len(y), n_cells * K))
         bits = uniforms < self.q
         rows = np.arange(len(y))
@@ -97,15 +115,24 @@ class ExponentialMechanism(CentralMechanism):
     two compose to ε (Theorem 13).  The other cubes' releases do not change.
 
     Sampling uses the Gumbel-max trick: argmax_j(ε' n_lj + Gumbel) has exactly
-    the law (17).
+    the law (17).  numpy's Gumbel draws come from float64 uniforms and lie in
+    about [−3.6, 36.7], so a class whose weighted score trails by more than
+    ≈ 40.3 is never chosen: ε' ≤ LOG_ODDS_LIMIT ≈ 36.04 keeps a class one count
+    behind at probability ≥ 2^-52; the constructor refuses a larger ε.
+
+    Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "exponential"
+    privacy = LABEL_CENTRAL  # the default protection; __init__ sets the instance's
+    epsilon_limit = ("beyond it a class one count behind has probability 1/(1+e^ε') < 2^-52, "
+                     "which the Gumbel-max draw cannot represent")
 
     def __init__(self, epsilon, protection="label"):
-        super().__init__(epsilon)
         check(protection in ("label", "features+label"), "protection", protection,
               ["label", "features+label"])
+        self.max_epsilon = LOG_ODDS_LIMIT * (2.0 if protection == "label" else 4.0)
+        super().__init__(epsilon)
         self.protection = protection
         self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
         self.weight = self.epsilon / (2.0 if protection == "label" else 4.0)
@@ -143,6 +170,9 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
 
     Sufficient statistic: the per-cube sum is Σ Clip(Y) + Σ Lap, and a sum of n
     i.i.d. Lap(b) is b·(Gamma(n) − Gamma(n)).
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
     """
 
     name = "laplace"
@@ -152,13 +182,13 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
     def __init__(self, epsilon, T):
         super().__init__(epsilon)
         self.T = _check_T(T)
-        self.scale = 2 * self.T / self.epsilon
+        self.scale = noise_scale(2 * self.T, self.epsilon, "2T/ε")
 
     def location(self, y):
         """The Laplace location of each report: Clip(y, T)."""
         return np.clip(y, -self.T, self.T)
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+    def _report(self, y, rng, *, K=None, cells=None, n_cells=None):
         z = rng.laplace(0.0, self.scale, size=len(y))
         z += self.location(y)  # in place: no third array of N
         return z
@@ -192,6 +222,9 @@ class LaplaceCubeMean(CentralMechanism):
     per cube gives ε-DP.
 
     Clipping and noise both happen in :meth:`release`, on either path.
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
     """
 
     name = "laplace_cube"
@@ -211,7 +244,11 @@ class LaplaceCubeMean(CentralMechanism):
     def n0(self, N, h, d):
         """(35): n_0 = N c θ h^d / 2."""
         fraction = self.n0_fraction if self.n0_fraction is not None else 0.5 * 2.0 ** (-d)
-        return fraction * N * h ** d
+        n0 = fraction * N * h ** d
+        # any n_0 > 0 bounds the sensitivity (4T/n_0 against the scale 6T/(n_0 ε)); 0 or NaN does not
+        check(np.isfinite(n0) and n0 > 0, "N, h, d", shown(f"N = {N}, h = {h}, d = {d}"),
+              "values that make n_0 = N c θ h^d / 2 finite and > 0")
+        return n0
 
     def location_and_scale(self, data, N, h, d):
         """The law of the release: per-cube Laplace location and scale (NaN scale: released 0)."""
@@ -220,13 +257,18 @@ class LaplaceCubeMean(CentralMechanism):
             occupied = n > 0
             location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
             scale = np.full(len(S), np.nan)
-            scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
+            with np.errstate(over="ignore"):  # an infinite scale is refused by release, in one line
+                scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
             return location, scale
         n0 = self.n0(N, h, d)
         return S / np.maximum(n, n0), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
 
     def release(self, data, rng, N, h, d, K=None):
         location, scale = self.location_and_scale(data, N, h, d)
+        noisy = scale[~np.isnan(scale)]
+        # a tiny ε overflows 2T/(n_l ε) or 6T/(n_0 ε) to inf (NaN estimates), a huge one underflows it to 0
+        check(bool(np.all(np.isfinite(noisy) & (noisy > 0))), "epsilon", self.epsilon,
+              "a number > 0 that keeps every cube's noise scale finite and > 0 in float64")
         if self.protection == "label":
             occupied = ~np.isnan(scale)
             estimate = location.copy()
@@ -250,10 +292,14 @@ class JointLaplace(CubeSumMechanism):
     The estimator sums reports, n̂_l = n_l + Σ_{N} Lap(4/ε), Ŝ_l = S_l + Σ_N Lap(4T/ε)
     (every user adds noise to every cube: ~ √N/ε per cube), and releases the
     ratio η̂_l = Ŝ_l / max(n̂_l, floor_fraction · N h^d).
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
     """
 
     name = "joint_laplace"
     privacy = FULL_LOCAL
+    needs_cells = True
     tasks = ("regression",)
 
     def __init__(self, epsilon, T, floor_fraction=0.5, chunk=2048):
@@ -263,7 +309,8 @@ class JointLaplace(CubeSumMechanism):
               floor_fraction, "(0, 1]")
         check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
         self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
-        self.count_scale, self.sum_scale = 4 / self.epsilon, 4 * self.T / self.epsilon
+        self.count_scale = noise_scale(4, self.epsilon, "4/ε")
+        self.sum_scale = noise_scale(4 * self.T, self.epsilon, "4T/ε")
 
     def location(self, y, cells, n_cells):
         """The Laplace locations of each report: (e_l, e_l·Clip(y, T)), shape (len(y), 2, C)."""
@@ -273,7 +320,7 @@ class JointLaplace(CubeSumMechanism):
         loc[rows, 1, cells] = np.clip(y, -self.T, self.T)
         return loc
 
-    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+    def _report(self, y, rng, *, K=None, cells, n_cells):
         z = np.empty((len(y), 2, n_cells))  # filled in place: no stacked copy of the noise
         z[:, 0] = rng.laplace(0.0, self.count_scale, size=(len(y), n_cells))
         z[:, 1] = rng.laplace(0.0, self.sum_scale, size=(len(y), n_cells))

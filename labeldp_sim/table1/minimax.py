@@ -41,9 +41,11 @@ from joblib import delayed
 from omegaconf import DictConfig, OmegaConf
 from scipy.stats import qmc
 
-from ..core.errors import check, is_int, is_number
+from ..core.errors import ConfigError, check, is_int, is_number
 from .estimators import CubeArgmax, CubeMean, KNNMean, knn_windows_1d
-from .experiment import Experiment, _build, build_experiment, check_list, config_node
+from ..core.config import PER_SAMPLE_MAX_N, Need, check_memory, check_plan_size
+from .experiment import (MAX_D, Experiment, _build, _relevant_cubes, build_experiment, check_list, config_node,
+                         d_mapping, trial_needs, validate_sweeps)
 from ..core.points import Point
 from ..core.provenance import config_key
 from ..core.runner import Plan
@@ -151,16 +153,15 @@ class LawFreeSpec:
 
 def _law_free_settings(cfg) -> dict:
     node = config_node(cfg, "law_free", LAW_FREE_KEYS, required=LAW_FREE_KEYS)
-    d = check_list("law_free.d", node["d"], lambda v: is_int(v) and v >= 1, "integers >= 1",
-                   "law_free.d=[1,2]")
+    d = check_list("law_free.d", node["d"], lambda v: is_int(v) and 1 <= v <= MAX_D,
+                   f"integers in [1, {MAX_D}] (numpy indexes at most 32 axes)", "law_free.d=[1,2]")
     check(is_int(node["reps"]) and node["reps"] >= 4 and node["reps"] % 2 == 0, "law_free.reps",
           node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
     check(is_int(node["per_octave"]) and node["per_octave"] >= 2, "law_free.per_octave",
           node["per_octave"], "an integer >= 2 (grid points per factor 2; the maximum must be located)")
     G_max = node["G_max"]
     check(isinstance(G_max, dict), "law_free.G_max", G_max, "a mapping d -> integer >= 2 (e.g. {1: 2048, 2: 64})")
-    for key, value in G_max.items():
-        check(is_int(value) and value >= 2, f"law_free.G_max.{key}", value, "an integer >= 2")
+    G_max = d_mapping(G_max, "law_free.G_max", lambda v: is_int(v) and v >= 2, "an integer >= 2")
     for dim in d:
         check(dim in G_max, "law_free.G_max", G_max, f"a cap for every law_free.d (missing d = {dim})")
     T_range = node["T_range"]
@@ -171,6 +172,8 @@ def _law_free_settings(cfg) -> dict:
           "law_free.n_test", node["n_test"], "a power of 2 >= 2 (kNN test points)")
     check(node["sweeps"] is None or isinstance(node["sweeps"], dict), "law_free.sweeps", node["sweeps"],
           "null (the experiment's grid.sweeps) or a mapping like grid.sweeps")
+    if node["sweeps"] is not None:
+        validate_sweeps(cfg, "law_free.sweeps")
     check(node["C_M"] is None or (is_number(node["C_M"]) and node["C_M"] > 0), "law_free.C_M", node["C_M"],
           "null (the distribution's C_M) or a number > 0")
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
@@ -198,7 +201,10 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
             # more bumps per instance (a larger, declared C_γ) cut the spread of the classification risk
             cfg.distribution.C_M = settings["C_M"]
     cfg.mode = "law_tied"  # build the law-tied experiment: its points, law tunings, mechanisms
-    exp = build_experiment(cfg)
+    try:
+        exp = build_experiment(cfg)
+    except ConfigError as err:
+        raise _law_free_key(err, settings) from None
     estimator = exp.estimator
     check(isinstance(estimator, (CubeArgmax, CubeMean, KNNMean)), "estimator", exp.labels["estimator"],
           "cube_argmax, cube_mean or knn_mean (the law-free mode knows their tunings)")
@@ -240,10 +246,80 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                 mechanisms[(pt.id, T)] = _build("mechanism", mech_node, epsilon=pt.eps, T=T)
     key = config_key({"experiment": exp.config_key, "law_free": settings, "mode": "law_free",
                       "shape": "linear_edge" if classification else None}, exp.packages)
-    return LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
+    spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
                        margin_constant=margin, config_key=key, settings=settings)
+    _check_law_free_size(spec)
+    return spec
+
+
+def _unit_needs(spec: LawFreeSpec, pt: Point) -> list:
+    """The arrays one law-free task at ``pt`` holds at once (lower bounds).
+
+    kNN: the N samples (per sample, as :func:`~.experiment.trial_needs` counts
+    them) and one window array of n_test starts per k of the grid; cube
+    estimators: the cell model of the largest G_inst and G_est (law_free.G_max
+    caps both), as the law-tied sufficient path counts it.
+    """
+    exp = spec.exp
+    if spec.knn:
+        ks = len(spec.est_grids[pt.id]) + 1
+        needs = [_law_free_need(n, spec) for n in trial_needs(exp, pt, path="per_sample")]
+        return needs + [Need(8.0 * spec.n_test * ks, f"{ks} k values × n_test = {spec.n_test:,} window starts (int64)",
+                             {"law_free.n_test": (spec.n_test, float(spec.n_test))})]
+    top = int(max(spec.inst_grids[pt.id].max(), spec.est_grids[pt.id].max()))
+    G_max = {"law_free.G_max": (spec.G_max, float(top) ** pt.d)}
+    # the most relevant cubes: the coarsest instance's bumps cut by the finest estimator
+    G_inst = max((int(G) for G in spec.inst_grids[pt.id]),
+                 key=lambda G: _relevant_cubes(exp.distributions[pt.d], G, top, pt.d))
+    needs = trial_needs(exp, replace(pt, G_est=top), path="sufficient", G_inst=G_inst)
+    # the cube counts come from law_free.G_max here, not from the grid point
+    return [Need(n.bytes, n.what + f" (G = {top:,}: law_free.G_max)",
+                 {**{k: v for k, v in n.keys.items() if not k.startswith("grid.")},
+                  **(G_max if any(k.startswith("grid.") for k in n.keys) else {})})
+            for n in needs]
+
+
+def _law_free_need(need: Need, spec: LawFreeSpec) -> Need:
+    keys = {}
+    for k, v in need.keys.items():
+        err = _law_free_key(ConfigError(k, v[0], ""), spec.settings)
+        keys[err.key] = v
+    return Need(need.bytes, need.what, keys)
+
+
+def _check_law_free_size(spec: LawFreeSpec) -> None:
+    """Refuse a law-free run whose tasks or trial count cannot fit in memory.
+
+    kNN cells draw every sample in this mode (one data set for all k, T and
+    G_inst): their N is capped as per-sample trials are, before the memory check.
+    """
+    exp = spec.exp
+    if spec.knn:
+        largest = max(pt.N for pt in exp.points)
+        check(largest <= PER_SAMPLE_MAX_N, "law_free.sweeps", spec.settings["sweeps"],
+              f"sweeps with N <= {PER_SAMPLE_MAX_N:,} for kNN cells, which run per sample in this "
+              f"mode (the grid reaches N = {largest:,}; set law_free.sweeps)")
+    needs = {pt.id: _unit_needs(spec, pt) for pt in exp.points}
+    worst = max(exp.points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
+    check_memory(needs[worst.id], exp.runner, f"law-free, at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
+    units = sum(len(spec.inst_grids[pt.id]) * spec.reps * (len(spec.est_grids[pt.id]) * len(spec.T_grid) + 2)
+                for pt in exp.points)
+    check_plan_size(units, "law_free.reps", spec.reps, exp.runner)
+
+
+def _law_free_key(err: ConfigError, settings: dict) -> ConfigError:
+    """An error of the law-tied build on the grid keys law_free replaced, blamed on law_free's own.
+
+    The build runs on ``grid.d = law_free.d`` and, when set, ``grid.sweeps =
+    law_free.sweeps``: a bad point there is the user's law_free value.
+    """
+    for grid_key, own, replaced in (("grid.sweeps", "law_free.sweeps", settings["sweeps"] is not None),
+                                    ("grid.d", "law_free.d", True)):
+        if replaced and (err.key == grid_key or err.key.startswith(grid_key + ".")):
+            return ConfigError(own + err.key[len(grid_key):], err.got, err.allowed)
+    return err
 
 
 def _unsnapped(exp: Experiment, pt: Point, mech_node: dict) -> Point:

@@ -67,12 +67,13 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ..privacy.audit import Case, Recipe, register_cases
+from ..privacy.audit import Careless, Case, Recipe, builds, calls, register_careless, register_cases
+from .data import UserValues
 from .mean import KASHIN_K, HeavyTailed, KashinBasis, TwoStageTuning, algorithm2_plan, split_sizes
 from .mechanisms import BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples, OneSampleLaplace, coordinate
 
-__all__ = ["USER_NB", "ITEM_NB", "LAW_NOTE", "RAND_NOTE", "RANDOMIZE_SHARE", "mixture_loss", "exact_loss", "law_draw", "randomize_draw",
-           "item_level_recipe", "userlevel_cases"]
+__all__ = ["USER_NB", "ITEM_NB", "LAW_NOTE", "RAND_NOTE", "RANDOMIZE_SHARE", "mixture_loss", "exact_loss", "law_draw",
+           "randomize_draw", "item_level_recipe", "userlevel_cases", "userlevel_careless"]
 
 D = 1.0                # support bound of the 1-D and ℓ∞/ℓ2 instances
 M = 16                 # samples per user
@@ -411,7 +412,7 @@ def _build(eps):
     item = lambda: ItemLevelLaplace(eps, D, M, 1)  # noqa: E731
     one = lambda: OneSampleLaplace(eps, D, 1)  # noqa: E731
     alg2 = lambda: MappedSamples(BinHistogram(eps2, -t2.D, t2.h, t2.bins), coordinate(1), linear=True,  # noqa: E731
-                                 label="coordinate_1")
+                                 label="coordinate_1", d=DIM)
     samples_beyond = "samples beyond the clip (±10D)"
     real = {
         "ul_alg1_stage1": (stage1(), _recipe(
@@ -450,7 +451,7 @@ def _build(eps):
                f"(algorithm2_plan), B = {t2.bins}; {samples_beyond}"),
             f"{ALL} (+10D, −10D) vs {ALL} (−10D, +10D)", coords, coord_text, coord_pair)),
         "ul_kashin_stage2": (MappedSamples(ClippedMean(eps5, lo5, hi5), _kashin_map(basis, KASHIN_COEF),
-                                           label=f"kashin_{KASHIN_COEF}"), _recipe(
+                                           label=f"kashin_{KASHIN_COEF}", d=DIM), _recipe(
             nb(f"Theorem 5 (ℓ2, d = {DIM}): stage II on Kashin coefficient {KASHIN_COEF}, K = {K:g}, "
                f"box [{lo5:.3f}, {hi5:.3f}] at ε_inst = {eps5:g}; samples at radius 10D"),
             f"{ALL} −10D·u vs {ALL} +10D·u (u maximising a_{KASHIN_COEF} on the unit circle)",
@@ -555,3 +556,44 @@ def userlevel_cases(eps):
     ]
     return ([Case(name, mech, recipe) for name, (mech, recipe) in real.items()],
             [Case(name, mech, real[parent][1], parent, broken) for name, parent, mech, broken in mutants])
+
+
+@register_careless
+def userlevel_careless(eps):
+    """Careless inputs to the user-level randomizers: wrong sample shapes for the declared d, NaN and
+    ±inf in samples or user statistics, an ε whose noise scale overflows; each must be refused in one
+    line naming the argument."""
+    rng = np.random.default_rng(0)
+    wide = (np.array([[-1.0, 0.9]] * 4), np.array([[-0.4, 0.1]] * 4))   # the (m, 2) pair of the issue
+    pair2 = (np.full((M, DIM), -BIG * D), np.full((M, DIM), BIG * D))
+    nan_set = np.r_[np.full(M - 1, D), [np.nan]]
+    histogram, naive, item = BinHistogram(eps, -1.0, 0.5, 4), ClippedMean(eps, -D, D), ItemLevelLaplace(eps, D, M)
+    inf_support = UserValues(np.array([[M - 1, 1]]), np.ones(1, dtype=np.int64), True,
+                             support=np.array([0.0, np.inf]), m=M)
+    alg2 = MappedSamples(BinHistogram(eps, -D, D, 2), coordinate(1), linear=True, label="coordinate_1", d=DIM)
+    return [
+        Careless("ul_alg1_stage1: samples (m, 2), d = 1", histogram, calls("privacy_loss", *wide), "x_user",
+                 "BinHistogram(ε, −1, .5, 4) on (4, 2) samples: two bins per user, loss 2ε"),
+        Careless("ul_item_level: samples (m, 2), d omitted", item, calls("privacy_loss", *pair2), "x_user",
+                 "read as 2m samples of d = 1: loss 2ε"),
+        Careless("ul_naive: samples (m, 2), d = 1", naive, calls("privacy_loss", *pair2), "x_user",
+                 "only the first coordinate of the mean is read"),
+        Careless("ul_one_sample: samples (m, 2), d = 1", OneSampleLaplace(eps, D), calls("privacy_loss", *pair2),
+                 "x_user", "2m mixture components for m weights"),
+        Careless("ul_alg2_coordinate: samples (m, 3), d = 2", alg2, calls("randomize", np.zeros((M, 3)), rng),
+                 "x_user", "a third coordinate the instance does not declare"),
+        Careless("ul_alg1_stage1: NaN sample", histogram, calls("randomize", nan_set, rng), "x_user",
+                 "NaN: its bin index is INT_MIN, an IndexError traceback"),
+        Careless("ul_naive: NaN sample", naive, calls("randomize", nan_set, rng), "x_user",
+                 "NaN passes the clip and comes out NaN"),
+        Careless("ul_naive: 2-D users in release_sum, d = 1", naive,
+                 calls("release_sum", UserValues.from_statistics(np.zeros((4, 2))), rng), "values",
+                 "user means of dimension 2 for a box of dimension 1"),
+        Careless("ul_alg1_stage1: NaN user mean in release_sum", histogram,
+                 calls("release_sum", UserValues.from_statistics(np.array([np.nan, 0.0])), rng), "values",
+                 "a NaN user mean: bin index INT_MIN, a traceback from bincount"),
+        Careless("ul_item_level: inf sample in release_sum", item, calls("release_sum", inf_support, rng), "values",
+                 "a sample support point at +inf"),
+        Careless("ul_naive: ε = 1e-320", ClippedMean, lambda cls: cls(1e-320, -D, D).randomize(np.zeros(M), rng),
+                 "epsilon", "ε = 1e-320: the noise scale 2D/ε overflows to inf"),
+    ]

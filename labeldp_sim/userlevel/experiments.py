@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, RunnerSettings, check_list, config_node, eps_allowed,
-                           validate_common)
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, RunnerSettings, check_list, check_memory,
+                           check_plan_size, config_node, eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
 from ..core.points import keyed_rng
 from ..core.provenance import config_key
@@ -187,6 +187,63 @@ def _sweeps(node: dict, dims: list) -> dict:
     return out
 
 
+def _size_key(axis: str, coordinate: str, pt: "UserPoint") -> dict:
+    """{key: (value, size)} of one coordinate of a point of the ``axis`` sweep."""
+    key = f"userlevel.sweeps.{axis}.values" if axis == coordinate else f"userlevel.sweeps.{axis}.{coordinate}"
+    value = getattr(pt, coordinate)
+    return {key: (value, float(value))}
+
+
+def trial_needs(axis: str, pt: "UserPoint", estimators: dict, path: str) -> list:
+    """The arrays one trial at ``pt`` holds, as lower bounds.
+
+    On the sufficient path a two-point law (every family here at d = 1) draws a
+    group's users over the m + 1 counts a user's m samples can take
+    (:func:`~.data.draw_users`: an int64 and a float64 array of m + 1); Kashin's
+    estimator (d >= 2) draws each of its groups of about n/(4d) users over the
+    2d coefficient signs (an (n/(4d), 2d) int64 array).  The per-user path is
+    bounded by n·m·d separately.
+    """
+    if path != "sufficient":
+        return []
+    needs = []
+    if pt.d == 1:
+        needs.append(Need(16.0 * (pt.m + 1), f"the m + 1 = {pt.m + 1:,} counts a user's samples can take "
+                          "(int64 and float64)", _size_key(axis, "m", pt)))
+    if pt.d >= 2 and any(getattr(est, "name", "") == "kashin" for est in estimators.values()):
+        needs.append(Need(4.0 * pt.n, f"n/(4d) = {pt.n // (4 * pt.d):,} users × 2d = {2 * pt.d} Kashin "
+                          "coefficient counts (int64)", _size_key(axis, "n", pt)))
+    return needs
+
+
+def _check_dimensions(family, name: str, sweeps: dict) -> None:
+    """Each d of the sweeps must be one the family is defined in (``fixed`` is one-dimensional,
+    ``thm7`` needs a power of 2): its law is built once per d, at that d's first point, and the
+    family's refusal is blamed on the key that set d (a trial would otherwise fail in a worker)."""
+    first = {}
+    for axis, pts in sweeps.items():
+        for pt in pts:
+            first.setdefault(pt.d, (axis, pt))
+    for d, (axis, pt) in first.items():
+        try:
+            family.instance(np.random.default_rng(0), pt.n, pt.m, pt.eps, d)
+        except ConfigError as err:
+            if err.key != "d":
+                raise err.under("userlevel.family") from None
+            key = "userlevel.sweeps.d.values" if axis == "d" else "userlevel.d"
+            raise ConfigError(key, d, f"{err.allowed} for family {name}") from None
+
+
+def _check_sizes(sweeps: dict, estimators: dict, path: str, trials: int, runner) -> None:
+    """Refuse sweeps whose trials, or whose number of trials, cannot fit in memory."""
+    needs = {(axis, pt): trial_needs(axis, pt, estimators, path) for axis, pts in sweeps.items() for pt in pts}
+    axis, worst = max(needs, key=lambda ap: sum(n.bytes for n in needs[ap]))
+    check_memory(needs[(axis, worst)], runner, f"at n = {worst.n:,}, m = {worst.m:,}, eps = {worst.eps:g}, "
+                                              f"d = {worst.d}")
+    points = len({pt for pts in sweeps.values() for pt in pts})
+    check_plan_size(points * trials * len(estimators), "userlevel.trials", trials, runner)
+
+
 def validate_userlevel(cfg) -> UserLevelSpec:
     """Validate a ``kind: userlevel`` config into a :class:`UserLevelSpec`; compute nothing."""
     basics = validate_common(cfg, "userlevel")
@@ -226,6 +283,8 @@ def validate_userlevel(cfg) -> UserLevelSpec:
         big = max(pt.n * pt.m * pt.d for pts in sweeps.values() for pt in pts)
         check(big <= 50_000_000, "userlevel.path", path,
               f"sufficient (per-user samples n·m·d <= 5e7; the grid reaches {big:.3g})")
+    _check_dimensions(family, str(fam_node["name"]), sweeps)
+    _check_sizes(sweeps, built, path, int(trials), basics.runner)
     parts = {"task": task, "family": fam_node, "estimators": est_node, "path": path, "seed": basics.seed}
     return UserLevelSpec(
         name=basics.name, task=task, family=family, family_name=str(fam_node["name"]), family_params=fam_params,

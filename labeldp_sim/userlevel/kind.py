@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
-from ..core.store import STORE_NAME, TrialStore, locked
+from ..core.store import STORE_NAME, TrialStore, locked, staged
 
 __all__ = ["UserLevelKind"]
 
@@ -39,7 +39,7 @@ class UserLevelKind(ExperimentKind):
         export(out, spec, stats, lambda: write_userlevel(spec, trials, summary, fits, out))
         if not subdir:
             base = Path(spec.results_dir) / "userlevel"
-            with locked(base, ".table1.lock"):
+            with locked(base, ".table1.lock"), staged(base):  # its tables and figures land together
                 write_table1(base)
         flagged = summary[~summary.in_regime]
         if len(flagged):

@@ -20,22 +20,37 @@ reports.
 Interface (for the exact audit and for the simulator)
 -----------------------------------------------------
 ``law(x_user)``       component locations (c, r) and weights (c,) of the report's law;
+                      every other per-user method (``randomize``, ``privacy_loss``,
+                      ``location``) goes through it;
 ``scale``, ``sensitivity``  b and the claimed sup ℓ1 distance of locations;
 ``randomize(x_user, rng)``  one user's report (what the audit runs on neighbours);
 ``release_sum(values, rng)`` Σ of the reports of every user in a
 :class:`~labeldp_sim.userlevel.data.UserValues`, exact in law: per-user atoms
 get per-user noise, a sufficient-statistic multiset gets ``laplace_sum`` (a
 Gamma difference).  Both paths call the same clipping method.
+
+``law`` and ``release_sum`` are the boundary: they check the data
+(:meth:`UserRandomizer.check_samples`, :meth:`UserRandomizer.check_values`) against
+the randomizer's declared sample dimension d (and m where it declares one), refuse
+NaN and ±inf, and refuse a noise scale that is not finite and > 0, each in one line
+naming the argument; then the subclass's ``_law`` / ``_release_sum`` runs.  A
+sample array of shape (m, 2) given to a randomizer of d = 1 would otherwise count
+as 2m samples or two statistics and spend twice its ε.
+
+These are simulation mechanisms, not for releasing real data: floating-point
+Laplace noise leaks through its low-order bits (Mironov 2012).  The audit
+measures that leak and reports it as a known, stated limitation.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..core.errors import check
-from ..privacy.protocols import USER_LOCAL, Privacy, laplace_sum
+from ..core.errors import ConfigError, check
+from ..privacy.protocols import USER_LOCAL, Privacy, check_epsilon, check_finite, laplace_sum, shown
 from .data import UserValues
 
 __all__ = ["UserRandomizer", "BinHistogram", "ClippedMean", "ItemLevelLaplace", "OneSampleLaplace",
@@ -62,11 +77,23 @@ def laplace_total(n_reports, size, scale, per_user, rng) -> np.ndarray:
     return total
 
 
-def _user_mean(x_user) -> np.ndarray:
-    """X̄ = (1/m) Σ_j X_j of one user's samples, shape () or (d,)."""
-    x = np.asarray(x_user, dtype=float)
-    check(x.ndim in (1, 2) and len(x) >= 1, "x_user", x.shape, "one user's m samples, shape (m,) or (m, d)")
+def _user_mean(x) -> np.ndarray:
+    """X̄ = (1/m) Σ_j X_j of one user's checked samples, shape () or (d,)."""
     return x.mean(axis=0)
+
+
+def _rows(x, dim) -> bool:
+    """Rows of samples (or statistics) of dimension ``dim``: shape (n,) or (n, 1) for d = 1, (n, d)
+    otherwise; any (n,) or (n, r) when ``dim`` is None."""
+    if dim is None:
+        return x.ndim in (1, 2)
+    return (x.ndim == 2 and x.shape[1] == dim) or (dim == 1 and x.ndim == 1)
+
+
+def _shape_text(dim, m="m") -> str:
+    if dim is None:
+        return f"shape ({m},) or ({m}, d)"
+    return f"shape ({m},) or ({m}, 1): d = 1" if dim == 1 else f"shape ({m}, {dim}): d = {dim}"
 
 
 class UserRandomizer(ABC):
@@ -77,22 +104,103 @@ class UserRandomizer(ABC):
     these are abstract, so a half-written randomizer cannot be instantiated,
     and none defaults to passing data through.
 
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
+
+    :meth:`law` and :meth:`release_sum` are the boundary: they check their data
+    (:meth:`check_samples`, :meth:`check_values`) and call the subclass's
+    :meth:`_law` / :meth:`_release_sum`, so no path reaches the clipping with
+    unchecked data.
+
     Parameters
     ----------
     epsilon : float
         The user-level budget, > 0.
+
+    Attributes
+    ----------
+    dim : int or None
+        The declared dimension d of one sample (None: any, for a map's input).
+    m : int or None
+        The declared number of samples per user (None: any).
     """
 
     name: str = ""
     privacy: Privacy = USER_LOCAL
+    dim: int | None = 1
+    m: int | None = None
 
     def __init__(self, epsilon):
-        check(epsilon is not None and np.isfinite(epsilon) and epsilon > 0, "epsilon", epsilon, "> 0")
-        self.epsilon = float(epsilon)
+        self.epsilon = check_epsilon(epsilon)
+
+    def law(self, x_user) -> tuple[np.ndarray, np.ndarray]:
+        """The report's law given the user's samples: locations (c, r), weights (c,).
+
+        Raises
+        ------
+        ConfigError
+            One line naming ``x_user`` (or ``epsilon``) for data :meth:`check_samples` refuses.
+        """
+        return self._law(self.check_samples(x_user))
+
+    def release_sum(self, values: UserValues, rng) -> np.ndarray:
+        """Σ of the reports of all users in ``values``, drawn exactly in law, shape (r,).
+
+        Raises
+        ------
+        ConfigError
+            One line naming ``values`` (or ``epsilon``) for data :meth:`check_values` refuses.
+        """
+        return self._release_sum(self.check_values(values), rng)
+
+    def check_samples(self, x_user) -> np.ndarray:
+        """One user's whole data set as a float array, checked; else a one-line :class:`ConfigError`.
+
+        The m ≥ 1 samples must have the declared dimension (shape (m,) or (m, 1)
+        for d = 1, (m, d) otherwise), the declared m if any, and be finite.
+        """
+        self._check_scale()
+        try:
+            x = np.asarray(x_user, dtype=float)
+        except (TypeError, ValueError):
+            raise ConfigError("x_user", shown(type(x_user).__name__), self._samples_allowed()) from None
+        if not (_rows(x, self.dim) and len(x) >= 1 and self.m in (None, len(x))):
+            raise ConfigError("x_user", shown(f"an array of shape {x.shape}"), self._samples_allowed())
+        if not np.isfinite(x).all():  # the per-report path: the message is built on refusal only
+            check_finite(x, "x_user", self._samples_allowed())
+        return x
+
+    def _samples_allowed(self) -> str:
+        return f"one user's samples, {_shape_text(self.dim, self.m or 'm')}, finite"
+
+    def check_values(self, values) -> UserValues:
+        """A group of users, checked: its sample support (or, without one, its user statistics)
+        has the declared dimension and is finite, and its m is the declared one."""
+        self._check_scale()
+        check(isinstance(values, UserValues), "values", shown(type(values).__name__), "a UserValues")
+        # the sample support when there is one (the statistics are functions of it), else the statistics
+        if values.support is not None:
+            rows, what, n = values.support, "sample support", "q"
+        else:
+            rows, what, n = values.atoms, "user statistics", "k"
+        allowed = f"{what} of {_shape_text(self.dim, n)}, finite"
+        if not _rows(rows, self.dim) or rows.dtype.kind not in "iuf":
+            raise ConfigError("values", shown(f"{what} of shape {rows.shape}"), allowed)
+        check_finite(rows, "values", allowed)
+        if self.m is not None:
+            check(values.m == self.m, "values.m", values.m, f"m = {self.m}")
+        return values
+
+    def _check_scale(self) -> None:
+        # a tiny ε overflows sensitivity/ε to inf (±inf or NaN reports), a huge one underflows it to 0
+        scale = self.scale
+        if not (math.isfinite(scale) and scale > 0):
+            raise ConfigError("epsilon", self.epsilon, f"a number > 0 that keeps the noise scale finite and > 0 "
+                                                       f"in float64 (it is {scale:g})")
 
     @abstractmethod
-    def law(self, x_user) -> tuple[np.ndarray, np.ndarray]:
-        """The report's law given the user's samples: locations (c, r), weights (c,)."""
+    def _law(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """The report's law given checked samples: the randomizer's clipping."""
 
     @property
     @abstractmethod
@@ -105,8 +213,8 @@ class UserRandomizer(ABC):
         """sup over pairs of whole user data sets of the ℓ1 distance between report locations."""
 
     @abstractmethod
-    def release_sum(self, values: UserValues, rng) -> np.ndarray:
-        """Σ of the reports of all users in ``values``, drawn exactly in law, shape (r,)."""
+    def _release_sum(self, values: UserValues, rng) -> np.ndarray:
+        """Σ of the reports of all users in checked ``values``, drawn exactly in law."""
 
     # ------------------------------------------------------------------ derived, for the audit
 
@@ -158,7 +266,11 @@ class BinHistogram(UserRandomizer):
 
     Privacy (Appendix B.1).  Two data sets x, x' give one-hot vectors e_k,
     e_k' and ||e_k − e_k'||₁ ≤ 2 whatever the m samples are, so with scale
-    2/ε the privacy loss is ≤ 2/(2/ε) = ε: user-level ε-LDP (1).
+    2/ε the privacy loss is ≤ 2/(2/ε) = ε: user-level ε-LDP (1).  Samples are
+    1-D (d = 1): an (m, 2) array would give two bins and 2ε, and is refused.
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
 
     Parameters
     ----------
@@ -199,14 +311,15 @@ class BinHistogram(UserRandomizer):
     def sensitivity(self) -> float:
         return 2.0
 
-    def law(self, x_user):
+    def _law(self, x):
         loc = np.zeros(self.bins)
-        loc[self.bin_index(_user_mean(x_user))] = 1.0
+        loc[self.bin_index(_user_mean(x))] = 1.0
         return _single(loc)
 
-    def release_sum(self, values, rng):
+    def _release_sum(self, values, rng):
         """s_k = Σ_i Z_ik (Algorithm 1 step 4): bin counts plus the summed per-bin noise."""
-        hist = np.bincount(self.bin_index(values.means()), weights=values.counts, minlength=self.bins)
+        bins = self.bin_index(values.means()).reshape(-1)  # (k, 1) statistics: one bin per user
+        hist = np.bincount(bins, weights=values.counts, minlength=self.bins)
         return hist + laplace_total(values.n, self.bins, self.scale, values.per_user, rng)
 
 
@@ -225,11 +338,14 @@ class ClippedMean(UserRandomizer):
     lies in the box, so two data sets differ by at most Σ_r (hi_r − lo_r) in ℓ1;
     that over the scale is ε: user-level ε-LDP (1).
 
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
+
     Parameters
     ----------
     epsilon : float
     lo, hi : float or array of shape (d,)
-        The box, hi > lo in every coordinate.
+        The box, hi > lo in every coordinate; its length is the declared d of a sample.
     pre_clip : float, optional
         Clip the user mean to [−pre_clip, pre_clip] first (Theorem 3).
     """
@@ -243,6 +359,10 @@ class ClippedMean(UserRandomizer):
         check(bool(np.all(np.isfinite(lo) & np.isfinite(hi) & (hi > lo))), "hi", hi, "finite and > lo")
         self.lo, self.hi = lo, hi
         self.pre_clip = _check_pre_clip(pre_clip)
+
+    @property
+    def dim(self) -> int:
+        return len(self.lo)
 
     def clip(self, y) -> np.ndarray:
         """The clipping step, rows = users: shape (k, d) in the box."""
@@ -259,10 +379,10 @@ class ClippedMean(UserRandomizer):
     def sensitivity(self) -> float:
         return float(np.sum(self.hi - self.lo))
 
-    def law(self, x_user):
-        return _single(self.clip(_user_mean(x_user))[0])
+    def _law(self, x):
+        return _single(self.clip(_user_mean(x))[0])
 
-    def release_sum(self, values, rng):
+    def _release_sum(self, values, rng):
         total = values.counts @ self.clip(values.means())
         return total + laplace_total(values.n, len(self.lo), self.scale, values.per_user, rng)
 
@@ -276,6 +396,10 @@ class _ClippedSamples(UserRandomizer):
         check(np.isfinite(D) and D > 0, "D", D, "> 0")
         check(int(d) == d and d >= 1, "d", d, "an integer >= 1")
         self.D, self.d = float(D), int(d)
+
+    @property
+    def dim(self) -> int:
+        return self.d
 
     def clip(self, samples) -> np.ndarray:
         """The clipping step, per sample and coordinate: rows = samples, shape (q, d)."""
@@ -298,6 +422,9 @@ class ItemLevelLaplace(_ClippedSamples):
     of a user moves the location by at most 2Dmd in ℓ1; over the scale
     2Dmd/ε that is ε: user-level ε-LDP (1) (group privacy, Proposition 1).
 
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
+
     Parameters
     ----------
     epsilon : float
@@ -306,7 +433,7 @@ class ItemLevelLaplace(_ClippedSamples):
     m : int
         Samples per user (public: the report length may not depend on the data).
     d : int
-        Dimension of a sample.
+        Dimension of a sample (default 1: an (m, 2) array is refused, not read as 2m samples).
     """
 
     name = "item_level"
@@ -314,20 +441,17 @@ class ItemLevelLaplace(_ClippedSamples):
     def __init__(self, epsilon, D, m, d=1):
         super().__init__(epsilon, D, d)
         check(int(m) == m and m >= 1, "m", m, "an integer >= 1")
-        self.m = int(m)
+        self.m = int(m)  # declared: check_samples and check_values hold every user to it
 
     @property
     def sensitivity(self) -> float:
         return 2.0 * self.D * self.m * self.d
 
-    def law(self, x_user):
-        x = np.asarray(x_user, dtype=float)
-        check(len(x) == self.m, "x_user", x.shape, f"{self.m} samples")
+    def _law(self, x):
         return _single(self.clip(x).ravel())
 
-    def release_sum(self, values, rng):
+    def _release_sum(self, values, rng):
         """Σ_i Σ_j (clip(X_ij) + W_ij), shape (d,)."""
-        check(values.m == self.m, "values.m", values.m, f"m = {self.m}")
         total = values.counts @ values.sample_sums(self.clip)
         return total + laplace_total(values.n * self.m, self.d, self.scale, values.per_user, rng)
 
@@ -347,6 +471,9 @@ class OneSampleLaplace(_ClippedSamples):
     On :meth:`release_sum` the chosen sample of a user with sample counts c
     is point a with probability c_a/m: the users' choices are drawn with one
     multinomial per atom, the same code on both paths.
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
     """
 
     name = "one_sample"
@@ -355,11 +482,10 @@ class OneSampleLaplace(_ClippedSamples):
     def sensitivity(self) -> float:
         return 2.0 * self.D * self.d
 
-    def law(self, x_user):
-        x = np.asarray(x_user, dtype=float)
+    def _law(self, x):
         return self.clip(x), np.full(len(x), 1.0 / len(x))
 
-    def release_sum(self, values, rng):
+    def _release_sum(self, values, rng):
         check(values.support is not None, "values", "user statistics only", "count vectors over a sample support")
         picks = rng.multinomial(values.counts, values.atoms / values.m)  # (k, q): chosen samples per atom
         total = picks.sum(axis=0) @ self.clip(values.support)
@@ -377,6 +503,9 @@ class MappedSamples(UserRandomizer):
     part in several instances (Algorithm 2, medium and low privacy) composes
     them: Σ of the instances' ε (basic composition).
 
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
+
     Parameters
     ----------
     inner : UserRandomizer
@@ -384,14 +513,19 @@ class MappedSamples(UserRandomizer):
         Per-sample map acting on rows of samples, (q, ...) → (q, ...).
     linear : bool
         f is linear, so it may also act on user means when no support is known.
+    d : int, optional
+        The dimension of a sample f reads; None: whatever f accepts (the inner
+        randomizer checks f's output against its own d).
     """
 
     name = "mapped"
 
-    def __init__(self, inner: UserRandomizer, f, linear=False, label=""):
+    def __init__(self, inner: UserRandomizer, f, linear=False, label="", d=None):
         check(isinstance(inner, UserRandomizer), "inner", type(inner).__name__, "a UserRandomizer")
         super().__init__(inner.epsilon)
+        check(d is None or (int(d) == d and d >= 1), "d", d, "None or an integer >= 1")
         self.inner, self.f, self.linear, self.label = inner, f, bool(linear), label
+        self.dim = None if d is None else int(d)
 
     @property
     def scale(self) -> float:
@@ -401,10 +535,14 @@ class MappedSamples(UserRandomizer):
     def sensitivity(self) -> float:
         return self.inner.sensitivity
 
-    def law(self, x_user):
-        return self.inner.law(self.f(np.asarray(x_user, dtype=float)))
+    def _law(self, x):
+        mapped = np.asarray(self.f(x))
+        # f acts on each sample: a map that merged or split samples would change what one user is
+        check(mapped.ndim >= 1 and len(mapped) == len(x), "f", shown(f"{len(x)} samples mapped to shape "
+              f"{mapped.shape}"), "a per-sample map: one row out per sample in")
+        return self.inner.law(mapped)
 
-    def release_sum(self, values, rng):
+    def _release_sum(self, values, rng):
         return self.inner.release_sum(values.map_samples(self.f, linear=self.linear), rng)
 
     def __repr__(self):

@@ -169,9 +169,8 @@ def test_randomize_path_calls_randomize_once_per_report():
 def test_a_biased_but_private_choice_is_not_flagged():
     """P1b reporting the max sample instead of a random one is still ε-LDP: the audit checks privacy only."""
     class MaxSample(OneSampleLaplace):
-        def law(self, x_user):
-            x = np.asarray(x_user, dtype=float).reshape(len(x_user), -1)
-            return self.clip(x.max(axis=0)), np.ones(1)
+        def _law(self, x):
+            return self.clip(x.reshape(len(x), -1).max(axis=0)), np.ones(1)
 
     recipe = BY_NAME["ul_one_sample"].recipe
     result = run_case(Case("one_sample: max sample", MaxSample(EPSILON, 1.0), recipe), DRAWS, seed=0)
