@@ -171,3 +171,12 @@ def test_kclass_and_digits_experiments_write_their_tables(tmp_path):
     again = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv").set_index(["seed_key", "method"])
     before = accuracy.set_index(["seed_key", "method"])
     assert (again.loc[before.index, "accuracy"] == before.accuracy).all()
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
+    """`labeldp-sim --cfg | head -1`: the pipe closes while the config is printed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(f"{sys.executable} -m labeldp_sim experiment=cls_label_ldp --cfg | head -1",
+                          shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120,
+                          executable="/bin/bash")
+    assert proc.stdout.strip() and "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr

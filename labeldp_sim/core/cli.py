@@ -264,7 +264,11 @@ def main(argv: list | None = None, commands: dict | None = None) -> None:
     SIGINT (SIGTERM), at any instant, with one line saying what is kept.
     """
     with interrupts.guard():
-        _main(list(sys.argv[1:] if argv is None else argv), commands)
+        try:
+            _main(list(sys.argv[1:] if argv is None else argv), commands)
+        except BrokenPipeError:  # `labeldp-sim ... | head`: the reader left; stored trials are kept
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
 
 
 def _main(argv: list, commands: dict | None) -> None:
@@ -291,7 +295,4 @@ def _main(argv: list, commands: dict | None) -> None:
             run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
     except StoreError as err:  # damaged or unusable: one line, before any trial is reused
         print(f"labeldp-sim: error: {err}", file=sys.stderr)
-        sys.exit(1)
-    except BrokenPipeError:  # `labeldp-sim ... | head`: the reader left; stored trials are kept
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
