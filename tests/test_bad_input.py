@@ -205,6 +205,22 @@ CASES = [
     ("ul-d-of-a-one-dimensional-family", [UL, "userlevel.d=[2]"], "userlevel.d"),
     ("ul-d-not-a-power-of-2", ["experiment=ul_mean_linf", "userlevel.sweeps.d.values=[3]"],
      "userlevel.sweeps.d.values"),
+    # points an estimator's own check_point refuses, which validated and then failed inside a trial
+    ("ul-so-n-below-step-minimum", ["experiment=ul_so", "userlevel.sweeps.n.values=[64]"],
+     "userlevel.sweeps.n.values"),
+    ("ul-so-m-sweep-n-below-step-minimum", ["experiment=ul_so", "userlevel.sweeps.m.n=64"], "userlevel.sweeps.m.n"),
+    ("ul-so-steps-without-users", ["experiment=ul_so", "userlevel.sweeps.n.values=[8]", "userlevel.sweeps.n.eps=100"],
+     "userlevel.sweeps.n.values"),  # was a math domain error
+    ("ul-reg-alg5-few-users", ["experiment=ul_reg", "userlevel.sweeps.n.values=[3]"], "userlevel.sweeps.n.values"),
+    ("ul-linf-alg2-few-users", ["experiment=ul_mean_linf", "userlevel.sweeps.d.n=16"], "userlevel.sweeps.d.n"),
+    ("ul-l2-kashin-few-users", ["experiment=ul_mean_l2", "userlevel.sweeps.n.values=[8]"],
+     "userlevel.sweeps.n.values"),
+    ("ul-alg1-in-d-dimensions", ["experiment=ul_mean_l2", "+userlevel.estimators.alg1={rate: thm1_alg1}"],
+     "userlevel.d"),
+    ("ul-cls-too-many-cubes", ["experiment=ul_cls", "userlevel.d=[2]", "userlevel.sweeps.n.values=[1099511627776]",
+                               "userlevel.sweeps.n.m=16777216"], "userlevel.sweeps.n.values"),
+    ("ul-cls-fixed-l-too-many-cubes", ["experiment=ul_cls", "userlevel.d=[3]", "+userlevel.estimators.alg4.l=0.01"],
+     "userlevel.estimators.alg4.l"),
     # --- issue 18: sizes that validated, then died in a worker with a memory traceback
     ("size-kclass-N-2^53", [KC, "kclass.N=9007199254740992"], "kclass.N"),
     ("size-kclass-n_test", [KC, "kclass.n_test=1000000000000000"], "kclass.n_test"),

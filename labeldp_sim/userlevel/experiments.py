@@ -234,6 +234,76 @@ def _check_dimensions(family, name: str, sweeps: dict) -> None:
             raise ConfigError(key, d, f"{err.allowed} for family {name}") from None
 
 
+def _coordinate_key(axis: str, coordinate: str) -> str:
+    """The key that set one coordinate of a point of the ``axis`` sweep."""
+    if coordinate == axis:
+        return f"userlevel.sweeps.{axis}.values"
+    return "userlevel.d" if coordinate == "d" else f"userlevel.sweeps.{axis}.{coordinate}"
+
+
+def _passes(est, family, pt: "UserPoint", n: int) -> bool:
+    try:
+        est.check_point(family, n, pt.m, pt.eps, pt.d)
+    except ConfigError:
+        return False
+    return True
+
+
+def _smallest_n(est, family, pt: "UserPoint"):
+    """An n > pt.n at which ``est.check_point`` passes (m, ε, d fixed) whose predecessor fails, by
+    doubling and bisection on the estimator's own check; None if none up to MAX_N passes.  It is the
+    smallest such n wherever the rule is monotone in n (users per group grow with n); Algorithm 2's
+    switch to one group at ε >= dim·ln n can make a smaller n pass as well."""
+    lo, hi = pt.n, pt.n
+    while True:
+        hi = min(2 * hi, MAX_N)
+        if _passes(est, family, pt, hi):
+            break
+        if hi == MAX_N:
+            return None
+        lo = hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _passes(est, family, pt, mid) else (mid, hi)
+    return hi
+
+
+def _check_points(sweeps: dict, estimators: dict, family) -> None:
+    """Every point of every sweep must be one each estimator can run a trial at: its own
+    ``check_point`` (the rule its trial applies: dimension, users per group, number of cubes),
+    blamed on the key that set the offending coordinate (a trial would fail in a worker)."""
+    seen = set()
+    for axis, pts in sweeps.items():
+        for pt in pts:
+            if pt in seen:
+                continue
+            seen.add(pt)
+            for name, est in estimators.items():
+                try:
+                    est.check_point(family, pt.n, pt.m, pt.eps, pt.d)
+                except ConfigError as err:
+                    raise _point_error(err, axis, pt, name, est, family) from None
+
+
+def _point_error(err: ConfigError, axis: str, pt: "UserPoint", name: str, est, family) -> ConfigError:
+    """``err`` of ``est.check_point`` at ``pt`` as an error on the key the user typed."""
+    others = f"m = {pt.m:,}, eps = {pt.eps:g}, d = {pt.d}"
+    where = f"n = {pt.n:,}, {others}"
+    if err.key == "n":
+        least = _smallest_n(est, family, pt)
+        need = f"n >= {least:,}" if least is not None else "n up to 2**53 never suffices"
+        return ConfigError(_coordinate_key(axis, "n"), pt.n,
+                           f"{need} for estimator {name} at {others} (n = {pt.n:,}: {err.allowed})")
+    if err.key in AXES:
+        return ConfigError(_coordinate_key(axis, err.key), getattr(pt, err.key),
+                           f"{err.allowed} for estimator {name} (at {where})")
+    if err.key == "l" and getattr(est, "l", None) is not None:
+        return ConfigError(f"userlevel.estimators.{name}.l", est.l, f"{err.allowed} at {where}")
+    return ConfigError(f"userlevel.sweeps.{axis}.values", getattr(pt, axis),
+                       f"values at which estimator {name} can run (at {where} its {err.key} would be "
+                       f"{err.got!r}; allowed: {err.allowed})")
+
+
 def _check_sizes(sweeps: dict, estimators: dict, path: str, trials: int, runner) -> None:
     """Refuse sweeps whose trials, or whose number of trials, cannot fit in memory."""
     needs = {(axis, pt): trial_needs(axis, pt, estimators, path) for axis, pts in sweeps.items() for pt in pts}
@@ -284,6 +354,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
         check(big <= 50_000_000, "userlevel.path", path,
               f"sufficient (per-user samples n·m·d <= 5e7; the grid reaches {big:.3g})")
     _check_dimensions(family, str(fam_node["name"]), sweeps)
+    _check_points(sweeps, built, family)
     _check_sizes(sweeps, built, path, int(trials), basics.runner)
     parts = {"task": task, "family": fam_node, "estimators": est_node, "path": path, "seed": basics.seed}
     return UserLevelSpec(

@@ -103,11 +103,11 @@ import numpy as np
 from numpy.polynomial import polynomial as P
 from scipy.linalg import hadamard
 
-from ..core.errors import check
+from ..core.errors import ConfigError, check
 from .data import PATHS, UserValues, draw_users
 from .families import Family
-from .mean import (KASHIN_K, STAGE1_MIN, KashinBasis, TwoStageTuning, algorithm2, algorithm2_plan, split_sizes,
-                   twostage_details)
+from .mean import (KASHIN_K, STAGE1_MIN, KashinBasis, TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan,
+                   split_sizes, twostage_details)
 from .mechanisms import coordinate
 
 __all__ = ["CubeMoments", "LabelInstance", "LabelFamily", "LinearMargin", "SineRegression", "Thm10Hard",
@@ -814,6 +814,15 @@ class LearningEstimator(ABC):
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         """One trial at (n, m, ε, d): draw the instance from ``rng``, run the protocol, score it exactly."""
 
+    @abstractmethod
+    def check_point(self, family, n, m, eps, d) -> None:
+        """Raise a one-line :class:`ConfigError` unless a trial can run at (n, m, ε, d).
+
+        The rule :meth:`trial` applies (the same code: tuning, groups, users per
+        group); the experiment validator applies it to every point of a grid
+        before computing anything.
+        """
+
     def __repr__(self):
         fields = ", ".join(f"{k}={v}" for k, v in vars(self).items())
         return f"{type(self).__name__}({fields})"
@@ -868,13 +877,26 @@ class _CubeProtocol(LearningEstimator):
         return {"l": l, "B_axis": B_axis, "B": B, "K": K, "regime": regime, "plan": groups,
                 "eps_instance": eps_inst, "low_privacy_l": low}
 
+    def groups(self, n, m, eps, d) -> tuple:
+        """(tuning, group sizes) at (n, m, ε, d), checked: at most ``MAX_CUBES`` cubes, 2 users per group."""
+        tun = self.tuning(n, m, eps, d)
+        plan = tun["plan"]
+        sizes = split_sizes(n, len(plan))
+        check(int(sizes.min()) >= 2, "n", n, f"at least {2 * len(plan)} users: {len(plan)} groups ({tun['regime']} "
+              f"privacy, {self._coords_per_cube * tun['K']} coordinates), each with a stage I and a stage II user")
+        return tun, sizes
+
+    def check_point(self, family, n, m, eps, d):
+        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        self.groups(n, m, eps, d)
+
     # ----------------------------------------------------------------- protocol
 
     def _run(self, family, n, m, eps, d, rng, path):
         n, m, eps, d = _check_point(n, m, eps, d, path)
         check(isinstance(family, LabelFamily), "family", family, "a classification or regression family")
+        tun, sizes = self.groups(n, m, eps, d)
         inst = family.instance(rng, n, m, eps, d)
-        tun = self.tuning(n, m, eps, d)
         B_axis, B, K = tun["B_axis"], tun["B"], tun["K"]
         mom = inst.moments(B_axis)
         H = hadamard_matrix(K)
@@ -885,8 +907,6 @@ class _CubeProtocol(LearningEstimator):
         truth = np.concatenate(truth)
         probs = _cell_probs(mom)
         plan = tun["plan"]
-        sizes = split_sizes(n, len(plan))
-        check(int(sizes.min()) >= 2, "n", n, f"at least 2 users per group ({len(plan)} groups)")
         tuning = TwoStageTuning(1.0, 4.0 / math.sqrt(m), math.sqrt(math.log(n) / m))
         est = np.zeros(len(truth))
         fails = 0
@@ -1116,12 +1136,31 @@ class Algorithm3(LearningEstimator):
             return self.t0
         return max(1, math.ceil(math.log(max(n * m * min(eps ** 2, eps), 1.0)) / (self.lr * gamma)))
 
+    def step_sizes(self, n, m, eps, d, gamma=1.0) -> tuple:
+        """(t0, users per step) at (n, m, ε, d), checked: each step's Algorithm 2 has 2 users per group."""
+        t0 = self.steps(n, m, eps, gamma)
+        sizes = split_sizes(n, t0)
+        dim = 2 * d if self.mean == "kashin" else d
+        for size in sorted({int(s) for s in sizes}):
+            try:
+                check(size >= 2, "n", size, "at least 2 users (a stage I and a stage II user)")
+                algorithm2_groups(dim, eps, size)  # the rule each step's algorithm2 applies
+            except ConfigError as err:
+                raise ConfigError("n", n, f"enough users for {t0} steps (n = {n} gives steps of {size} users; "
+                                  f"each step's Algorithm 2 needs {err.allowed})") from None
+        return t0, sizes
+
+    def check_point(self, family, n, m, eps, d):
+        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        inst = family.instance(np.random.default_rng(0), n, m, eps, d)
+        check(isinstance(inst, SOInstance), "family", family, "an SO family")
+        self.step_sizes(n, m, eps, d, inst.gamma)
+
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         n, m, eps, d = _check_point(n, m, eps, d, path)
         inst = family.instance(rng, n, m, eps, d)
         check(isinstance(inst, SOInstance), "family", family, "an SO family")
-        t0 = self.steps(n, m, eps, inst.gamma)
-        sizes = split_sizes(n, t0)
+        t0, sizes = self.step_sizes(n, m, eps, d, inst.gamma)
         D = inst.grad_bound
         if self.mean == "kashin":
             basis = KashinBasis(d, self.basis_seed)
@@ -1129,9 +1168,6 @@ class Algorithm3(LearningEstimator):
             dim, bound = 2 * d, K * D / math.sqrt(d)
         else:
             basis, K, dim, bound = None, None, d, D
-        plan_groups = len(algorithm2_plan(dim, eps, int(sizes.min()))[1])
-        check(int(sizes.min()) >= 2 * plan_groups, "n", n,
-              f"at least {2 * plan_groups} users per step ({t0} steps of {plan_groups} groups)")
         theta = np.zeros(d)
         fails, worst = 0, math.inf
         info = {}

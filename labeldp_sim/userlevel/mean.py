@@ -60,7 +60,7 @@ from .families import MeanInstance
 from .mechanisms import BinHistogram, ClippedMean, ItemLevelLaplace, OneSampleLaplace, coordinate
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
-           "algorithm2_plan", "algorithm2", "split_sizes", "KashinBasis",
+           "algorithm2_plan", "algorithm2_groups", "algorithm2", "split_sizes", "KashinBasis",
            "MeanEstimator", "Algorithm1", "HeavyTailed", "Algorithm2", "KashinL2", "ItemLevel",
            "OneSample", "NaiveLaplace", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
 
@@ -189,6 +189,20 @@ def algorithm2_plan(dim, eps, n):
     return "low", [list(range(dim))], float(eps) / dim
 
 
+def algorithm2_groups(dim, eps, n):
+    """(regime, coordinate groups, ε per instance, group sizes) of Algorithm 2 on n users, checked.
+
+    Every group needs 2 users (one per stage of Algorithm 1), else a one-line
+    :class:`ConfigError` on ``n``: the rule :func:`algorithm2` applies, and the one
+    the experiment validator applies to every point of a grid before computing.
+    """
+    regime, groups, eps_inst = algorithm2_plan(dim, eps, n)
+    sizes = split_sizes(n, len(groups))
+    check(int(sizes.min()) >= 2, "n", n, f"at least {2 * len(groups)} users: Algorithm 2 splits them into "
+          f"{len(groups)} groups ({regime} privacy, {dim} coordinates), each with a stage I and a stage II user")
+    return regime, groups, eps_inst, sizes
+
+
 def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
     r"""Algorithm 2 (MeanEst, ℓ∞ support ||X||_∞ ≤ D): θ̂ coordinate by coordinate.
 
@@ -214,8 +228,7 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
     info : dict
         regime, groups, eps_instance, min_stage1_users, stage1_ok, stage1_failures.
     """
-    regime, groups, eps_inst = algorithm2_plan(dim, eps, n)
-    sizes = split_sizes(n, len(groups))
+    regime, groups, eps_inst, sizes = algorithm2_groups(dim, eps, n)
     theta = np.zeros(dim)
     fails = 0
     for coords, size in zip(groups, sizes):
@@ -362,6 +375,7 @@ class MeanEstimator(ABC):
         """
         _check_point(n, m, eps, d, path)
         n, m, d, eps = int(n), int(m), int(d), float(eps)
+        self.check_point(family, n, m, eps, d)
         inst = family.instance(rng, n, m, eps, d)
         mu_hat, info = self._estimate(inst, n, m, eps, d, rng, path)
         mu_hat = np.atleast_1d(np.asarray(mu_hat, dtype=float))
@@ -370,6 +384,14 @@ class MeanEstimator(ABC):
                "mu_hat_1": float(mu_hat[0]), "mu_1": float(mu[0]), "mu_norm2": float(mu @ mu)}
         out.update(info)
         return out
+
+    def check_point(self, family, n, m, eps, d) -> None:
+        """Raise a one-line :class:`ConfigError` unless a trial can run at (n, m, ε, d).
+
+        The rule :meth:`trial` applies before drawing anything; the experiment
+        validator applies it to every point of a grid.  None here beyond
+        ``_check_point``; estimators with a dimension or a group-size rule override it.
+        """
 
     @abstractmethod
     def _estimate(self, inst, n, m, eps, d, rng, path):
@@ -422,8 +444,10 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
         self.D = _check_positive("D", D, allow_none=True)
         self._init_regime(c1, min_stage1)
 
-    def _estimate(self, inst, n, m, eps, d, rng, path):
+    def check_point(self, family, n, m, eps, d):
         check(d == 1, "d", d, "1 (Algorithm 1 is one-dimensional)")
+
+    def _estimate(self, inst, n, m, eps, d, rng, path):
         D = self.D if self.D is not None else inst.bound()
         n1 = n // 2
         out = twostage_details(inst.draw(rng, n1, path), inst.draw(rng, n - n1, path),
@@ -480,8 +504,10 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
         D = self.c_D * max(delta, r)
         return TwoStageTuning(D, 4.0 * r / math.sqrt(m), delta, pre_clip=True)
 
-    def _estimate(self, inst, n, m, eps, d, rng, path):
+    def check_point(self, family, n, m, eps, d):
         check(d == 1, "d", d, "1 (Theorem 3 is one-dimensional)")
+
+    def _estimate(self, inst, n, m, eps, d, rng, path):
         M_p = self.M_p if self.M_p is not None else inst.moment(self.p)
         tuning = self.tuning(M_p, n, m, eps)
         n1 = n // 2
@@ -512,6 +538,9 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
     def __init__(self, D=None, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
         self._init_regime(c1, min_stage1)
+
+    def check_point(self, family, n, m, eps, d):
+        algorithm2_groups(d, eps, n)
 
     def _estimate(self, inst, n, m, eps, d, rng, path):
         D = self.D if self.D is not None else inst.bound("inf")
@@ -557,6 +586,9 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
               "basis_seed", basis_seed, "an integer >= 0")
         self.basis_seed = int(basis_seed)
         self._init_regime(c1, min_stage1)
+
+    def check_point(self, family, n, m, eps, d):
+        algorithm2_groups(2 * d, eps, n)
 
     def _estimate(self, inst, n, m, eps, d, rng, path):
         D = self.D if self.D is not None else inst.bound("l2")

@@ -78,3 +78,21 @@ def test_m_slope_of_algorithm_one_is_fitted_against_the_registry(make_cfg, tmp_p
     assert row.theory == pytest.approx(expected, abs=1e-9)
     # 40 trials: the slope's own CI must cover the stated slope within a few standard errors
     assert abs(row.slope - expected) < 4 * row.se + 0.05
+
+
+def test_a_point_the_trial_would_refuse_is_refused_at_validation_with_its_minimum(make_cfg, tmp_path):
+    """Algorithm 3 at m = 64, ε = 1, d = 2 needs n >= 152 (17 steps, 4 Algorithm 2 groups of 2 users each): the
+    validator applies the estimator's own check_point to every point, so n = 151 is refused before computing,
+    on the key the user typed, and the trial itself refuses the same point."""
+    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.userlevel.learning import Algorithm3, QuadraticSO
+
+    base = ["experiment=ul_so", f"paths.results_dir={tmp_path}"]
+    with pytest.raises(ConfigError) as err:
+        validate_userlevel(make_cfg([*base, "userlevel.sweeps.n.values=[151]"]))
+    assert err.value.key == "userlevel.sweeps.n.values" and err.value.got == 151
+    assert err.value.allowed.startswith("n >= 152 for estimator alg3 at m = 64, eps = 1, d = 2")
+    validate_userlevel(make_cfg([*base, "userlevel.sweeps.n.values=[152]"]))
+    with pytest.raises(ConfigError):
+        Algorithm3().trial(QuadraticSO(), 151, 64, 1.0, 2, np.random.default_rng(0))
+    Algorithm3().trial(QuadraticSO(), 152, 64, 1.0, 2, np.random.default_rng(0))
