@@ -100,8 +100,9 @@ def test_a_traceback_or_the_wrong_key_is_not_a_refusal():
 
 def test_an_accepted_careless_input_fails_the_audit_run(monkeypatch, tmp_path):
     case = CARELESS_CASES["rr: label 0.5"]
-    monkeypatch.setattr(audit, "cases", lambda eps, mutants=True: [])
-    monkeypatch.setattr(audit, "_CARELESS", [lambda eps: [case, _planted(case, _PassThroughRR, 1.0)]])
+    # patched where they are looked up: the runner's cases, the registry's careless providers
+    monkeypatch.setattr(audit.runner, "cases", lambda eps, mutants=True: [])
+    monkeypatch.setattr(audit.registry, "_CARELESS", [lambda eps: [case, _planted(case, _PassThroughRR, 1.0)]])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         rc = audit.main(["--draws", "1000", "--out", str(tmp_path)])

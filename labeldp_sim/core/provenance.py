@@ -31,16 +31,19 @@ PRESENTATION_MODULES = frozenset({
     "core/__init__.py", "core/cli.py", "core/cluster.py", "core/config.py", "core/errors.py", "core/fit.py",
     "core/interrupts.py", "core/kinds.py",
     "core/provenance.py", "core/report.py", "core/store.py",
-    "privacy/__init__.py", "privacy/audit.py",
+    "privacy/__init__.py",
     "table1/__init__.py", "table1/audit.py", "table1/kind.py", "table1/minimax_fit.py", "table1/report.py",
     "kclass/__init__.py", "kclass/audit.py", "kclass/claims.py", "kclass/kind.py", "kclass/report.py",
     "userlevel/__init__.py", "userlevel/audit.py", "userlevel/kind.py", "userlevel/report.py",
     "userlevel/theory.py",
 })
+# Folders whose every module is a presentation module (the privacy audit's subpackage).
+PRESENTATION_FOLDERS = ("privacy/audit/",)
 # What the trials of every paper share: the core and the privacy protocols.
 SHARED_PACKAGES = ("core", "privacy")
 NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own modules, except "
-                   + ", ".join(sorted(PRESENTATION_MODULES)))
+                   + ", ".join(sorted(PRESENTATION_MODULES)) + " and every module under "
+                   + ", ".join(PRESENTATION_FOLDERS))
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")
 LIBRARIES = ("labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
@@ -77,7 +80,7 @@ def code_fingerprint(package: str | tuple | None = None) -> str:
     for source in sorted(PACKAGE_DIR.rglob("*.py")):
         relative = source.relative_to(PACKAGE_DIR).as_posix()
         top = relative.split("/")[0]
-        if relative in PRESENTATION_MODULES or (
+        if relative in PRESENTATION_MODULES or relative.startswith(PRESENTATION_FOLDERS) or (
                 package is not None and "/" in relative and top not in (*SHARED_PACKAGES, *own)):
             continue
         digest.update(relative.encode() + b"\0" + source.read_bytes() + b"\0")

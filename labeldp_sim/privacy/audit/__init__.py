@@ -1,0 +1,97 @@
+r"""Privacy audit of every mechanism: an exact privacy-loss check and a black-box lower bound (SPEC §6).
+
+``labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]`` runs,
+for each mechanism of the rate cells (Table I of papers/000) and of the K-class
+experiments (papers/002), at its claimed ε (1 by default):
+
+**Exact check.**  The privacy loss of a mechanism M under a neighbour relation ~ is
+
+    L(M) = sup_{D ~ D'} sup_{S} log P(M(D) ∈ S) / P(M(D') ∈ S),
+
+and M is ε-DP iff L(M) ≤ ε.  Where the law of the output is known in closed form
+the audit computes L from the mechanism's *own law methods* — the ones its
+``report``/``release`` draws from (``bit_probabilities``, ``keep_probability``,
+``transition_matrix``, ``selection_probabilities``/``weight``, ``location``/``scale``,
+``location_and_scale``, ``count_scale``/``sum_scale``) — over a set of worst-case
+neighbours, so a change to those methods moves the number:
+
+- independent bits (RAPPOR (11), joint RAPPOR): the worst output takes, bit by bit,
+  the larger of log(p_j/p'_j) and log((1−p_j)/(1−p'_j)), so
+  L = max_{y,y'} Σ_j max(log p_j/p'_j, log (1−p_j)/(1−p'_j))  (the bound (15) is e^(ε/2)·e^(ε/2));
+- finite outputs (RR, RRWithPrior): L = max_{i,i',j} log M[i,j]/M[i',j] over the
+  transition matrix (an output possible under one input only gives L = ∞);
+- exponential mechanism (17)/(31): the selection probabilities over an enumerated
+  range of count vectors, L = max |log P(c|n) − log P(c|n')|; its closed-form
+  supremum 2·weight is approached as the score gap grows, never reached;
+- Laplace mechanisms (23)/(28)/(33)/(34), the joint Laplace vector, ALIBI: the
+  density ratio of Lap(μ, b) and Lap(μ', b) is at most exp(‖μ−μ'‖₁/b) (attained on
+  a quadrant), so L = max ‖Δμ‖₁/b over the neighbours; neighbours whose scales
+  differ, or where one releases a constant and the other noise, give L = ∞.
+
+**Black-box audit (DP-Sniper / StatDP style).**  M outputs are drawn under D and
+under D' (fixed seeds).  The first half of each sample *chooses* an event E:
+outputs are scored by an estimated log likelihood ratio (the histogram of
+the codes for finite outputs; a per-coordinate quantile histogram, summed as a
+naive-Bayes score, for real vectors) and E = {score ≥ t} with t maximising the
+bound below on the first half.  The second half *tests* it:
+
+    ε_lower = log( p̂_low(E | D) / p̂_up(E | D') ),
+
+with one-sided Clopper–Pearson bounds at level α/4 each, in both directions
+(D against D', D' against D, each with its own event).  The four bounds hold
+together with probability ≥ 1 − α (α = 1e-6), and for a mechanism that is ε-DP
+log P(E|D)/P(E|D') ≤ ε for every E, so P(ε_lower > ε) ≤ α.  The black box sees
+only outputs: it catches what the law methods do not say (a report that skips its
+noise, a report whose length follows the labels, a prior built from the user's
+own label), but it can only give a *lower* bound on L.
+
+**Planted mutants** (test fixtures of the audit, never used by the product): each
+breaks one mechanism in one way; the audit must call it "caught".
+
+**Careless inputs** (:class:`Careless`, registered with :func:`register_careless`):
+each is a call a careless caller could make — a label 0.5 or −1, a cube index
+past n_cells, NaN, samples of shape (m, 2) for d = 1, an ε whose probabilities
+float64 cannot represent.  The mechanism must refuse it at its boundary with one
+:class:`~labeldp_sim.core.errors.ConfigError` line naming the argument: the row
+says "refused", and "ACCEPTED" (the call ran) or "WRONG ERROR" (another
+exception: a traceback for the user, or a line naming another argument) fail the
+audit.
+
+**Stated limitation: low-order bits (Mironov 2012).**  For every mechanism with
+real-valued outputs (the Laplace-based ones) the black box is run once more on
+the same draws, on the event family "sign, binade and last mantissa bit of the
+first output coordinate" (:func:`low_bit_codes`).  Floating-point Laplace noise
+leaks through those bits far beyond e^ε.  The mechanisms are simulation
+mechanisms that draw from the papers' continuous laws, which the rates are
+about; the leak is a known, stated limitation (README, "Privacy: threat model
+and what the audit covers"), reported with its ε_lower in rows of kind
+"stated limitation" that never fail the audit.
+
+Outputs: ``<out>/audit.csv`` and ``<out>/audit.md``, written atomically.
+
+Modules: :mod:`.maths` (exact losses, Clopper–Pearson bounds), :mod:`.blackbox` (the
+black-box test), :mod:`.registry` (recipes, cases, careless inputs and their
+registration), :mod:`.rappor_audit` (the shared RAPPOR's cases), :mod:`.mutants` (its
+planted mutants), :mod:`.runner` (running the cases), :mod:`.report` (audit.csv,
+audit.md, the printed table) and :mod:`.cli` (the entry point).  Every name is
+re-exported here: import from ``labeldp_sim.privacy.audit``.
+"""
+
+from __future__ import annotations
+
+from .blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
+                       bits_code, black_box, low_bit_codes)
+from .maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
+from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, T, _CARELESS, _PROVIDERS, Careless, Case, Recipe,
+                       builds, calls, careless_cases, cases, register_careless, register_cases)
+from .rappor_audit import RAPPOR_RECIPE  # registers the shared RAPPOR before any paper package
+from .runner import (CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result, _run_case,
+                     low_bit_result, run_audit, run_careless, run_case)
+from .report import COLUMNS, NAME_WIDTH, write_outputs
+from .cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
+
+__all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Careless", "Result",
+           "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower", "register_cases",
+           "register_careless", "calls", "builds", "clopper_pearson_upper", "black_box", "low_bit_codes", "cases",
+           "careless_cases", "run_case", "run_careless", "run_audit", "write_outputs", "parse_args", "main",
+           "MECHANISM", "CARELESS", "LIMITATION"]

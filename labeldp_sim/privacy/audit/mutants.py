@@ -1,0 +1,28 @@
+"""Planted mutants of the shared mechanism RAPPOR: TEST FIXTURES OF THE AUDIT.
+
+Each class breaks one mechanism in one way; the audit must call every one of them
+"caught".  Nothing in the product uses them.  The paper packages plant their own
+mutants in their ``audit.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rappor import RAPPOR
+
+
+class _MutantFullEpsRAPPOR(RAPPOR):
+    """Fixture: e^ε per bit instead of e^(ε/2) (loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        e = np.exp(self.epsilon)
+        self.p, self.q = e / (e + 1), 1 / (e + 1)
+
+
+class _MutantInferredKRAPPOR(RAPPOR):
+    """Fixture: K inferred from the labels, so the report's length depends on them."""
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        return super().report(y, rng, K=max(2, int(np.max(y)) + 1), cells=cells, n_cells=n_cells)
