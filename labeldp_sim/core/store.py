@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import one_line
 from .interrupts import checkpoint, deferred
 
 __all__ = ["Column", "Schema", "TrialStore", "atomic_write", "locked", "staged", "STORE_NAME",
@@ -72,9 +73,7 @@ class StoreDamaged(StoreError):
 
 def _one_line(text: str, limit: int = 160) -> str:
     """``text`` as one printable line (SQLite quotes damaged bytes, and lists problems on lines)."""
-    text = " ".join(str(text).split())
-    text = "".join(c if c.isprintable() and ord(c) < 0x2000 else "?" for c in text)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return "".join(c if c.isprintable() and ord(c) < 0x2000 else "?" for c in one_line(text, limit))
 
 
 def _first_line(err) -> str:
@@ -94,6 +93,21 @@ def _row_sha(values) -> str:
     """Checksum of one record's SQL values, as SQLite hands them back: sha256 of the tuple's
     ``repr`` (floats exact, every value typed: 1, 1.0 and '1' differ)."""
     return hashlib.sha256(repr(tuple(values)).encode()).hexdigest()[:32]
+
+
+@contextlib.contextmanager
+def _migration(con):
+    """One ``BEGIN IMMEDIATE`` transaction that upgrades a table in place, signals held: wholly
+    done or rolled back.  (A chunk's write has its own, with checkpoints between its steps.)"""
+    with deferred():
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
 
 
 def _alive(pid) -> bool:
@@ -255,18 +269,11 @@ class TrialStore:
             self._adopt(con, schema)
         missing = [c for c in ("host", "pid") if c not in self._table_columns(con, "runs")]
         if missing:
-            with deferred():
-                con.execute("BEGIN IMMEDIATE")
-                try:
-                    for column in missing:
-                        if column not in self._table_columns(con, "runs"):
-                            con.execute(f"ALTER TABLE runs ADD COLUMN {column} "
-                                        f"{'INTEGER' if column == 'pid' else 'TEXT'}")
-                    con.execute("COMMIT")
-                except BaseException:
-                    if con.in_transaction:
-                        con.execute("ROLLBACK")
-                    raise
+            with _migration(con):
+                for column in missing:
+                    if column not in self._table_columns(con, "runs"):  # another process may have
+                        con.execute(f"ALTER TABLE runs ADD COLUMN {column} "
+                                    f"{'INTEGER' if column == 'pid' else 'TEXT'}")
         self._ready.add(schema.name)
 
     @staticmethod
@@ -280,20 +287,13 @@ class TrialStore:
         if problems != ["ok"]:
             raise StoreDamaged(self.path, _one_line("SQLite integrity_check: " + "; ".join(problems)))
         names = ", ".join(_q(c.sql) for c in schema.columns)
-        with deferred():
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                if CHECK_COLUMN not in self._table_columns(con, schema.name):  # another process may have
-                    con.execute(f"ALTER TABLE {_q(schema.name)} ADD COLUMN {CHECK_COLUMN} TEXT")
-                rows = con.execute(f"SELECT rowid, {names} FROM {_q(schema.name)} "
-                                   f"WHERE {CHECK_COLUMN} IS NULL").fetchall()
-                con.executemany(f"UPDATE {_q(schema.name)} SET {CHECK_COLUMN} = ? WHERE rowid = ?",
-                                [(_row_sha(row[1:]), row[0]) for row in rows])
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
+        with _migration(con):
+            if CHECK_COLUMN not in self._table_columns(con, schema.name):  # another process may have
+                con.execute(f"ALTER TABLE {_q(schema.name)} ADD COLUMN {CHECK_COLUMN} TEXT")
+            rows = con.execute(f"SELECT rowid, {names} FROM {_q(schema.name)} "
+                               f"WHERE {CHECK_COLUMN} IS NULL").fetchall()
+            con.executemany(f"UPDATE {_q(schema.name)} SET {CHECK_COLUMN} = ? WHERE rowid = ?",
+                            [(_row_sha(row[1:]), row[0]) for row in rows])
 
     def exists(self) -> bool:
         return self.path.exists()
