@@ -66,7 +66,7 @@ from ..core.errors import ConfigError, check, is_int, is_number
 
 __all__ = ["Privacy", "NONE", "LABEL_LOCAL", "LABEL_CENTRAL", "FULL_LOCAL", "FULL_CENTRAL", "USER_LOCAL",
            "Mechanism", "LocalMechanism", "CubeSumMechanism", "NoisyLabel", "CentralMechanism", "CubeData",
-           "NoPrivacy", "argmax_random_ties", "laplace_sum", "LOG_ODDS_LIMIT", "check_epsilon",
+           "NoPrivacy", "argmax_random_ties", "laplace_sum", "LOG_ODDS_LIMIT", "check_epsilon", "check_noise_scale",
            "noise_scale", "check_classes", "check_reals", "check_cells", "check_n_cells", "check_finite",
            "shown"]
 
@@ -244,9 +244,14 @@ def noise_scale(numerator, epsilon, formula) -> float:
     A tiny ε overflows it to inf (every report ±inf or NaN); a huge one, or a tiny
     numerator, underflows it to 0 (no noise at all).
     """
-    scale = numerator / epsilon
+    return check_noise_scale(numerator / epsilon, epsilon, formula)
+
+
+def check_noise_scale(scale, epsilon, formula="") -> float:
+    """``scale`` unchanged when finite and > 0 in float64; else a one-line error on ``epsilon``."""
+    what = f"the noise scale {formula}" if formula else "the noise scale"
     check(math.isfinite(scale) and scale > 0, "epsilon", epsilon,
-          f"a number > 0 that keeps the noise scale {formula} finite and > 0 in float64 (it is {scale:g})")
+          f"a number > 0 that keeps {what} finite and > 0 in float64 (it is {scale:g})")
     return scale
 
 

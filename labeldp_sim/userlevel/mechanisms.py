@@ -44,13 +44,12 @@ measures that leak and reports it as a known, stated limitation.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 
 import numpy as np
 
 from ..core.errors import ConfigError, check
-from ..privacy.protocols import USER_LOCAL, Privacy, check_epsilon, check_finite, laplace_sum, shown
+from ..privacy.protocols import USER_LOCAL, Privacy, check_epsilon, check_finite, check_noise_scale, laplace_sum, shown
 from .data import UserValues
 
 __all__ = ["UserRandomizer", "BinHistogram", "ClippedMean", "ItemLevelLaplace", "OneSampleLaplace",
@@ -193,10 +192,7 @@ class UserRandomizer(ABC):
 
     def _check_scale(self) -> None:
         # a tiny ε overflows sensitivity/ε to inf (±inf or NaN reports), a huge one underflows it to 0
-        scale = self.scale
-        if not (math.isfinite(scale) and scale > 0):
-            raise ConfigError("epsilon", self.epsilon, f"a number > 0 that keeps the noise scale finite and > 0 "
-                                                       f"in float64 (it is {scale:g})")
+        check_noise_scale(self.scale, self.epsilon)
 
     @abstractmethod
     def _law(self, x) -> tuple[np.ndarray, np.ndarray]:
