@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from labeldp_sim.core.points import Point
+from labeldp_sim.table1.points import Point
 from labeldp_sim.table1.estimators import KNNMean
 from labeldp_sim.table1.families import BoundedBump
 from labeldp_sim.table1.mechanisms import LaplaceLabel

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from labeldp_sim.core.points import Point
+from labeldp_sim.table1.points import Point
 from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
 from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.privacy.rappor import RAPPOR

@@ -8,8 +8,9 @@ One harness, one package per paper::
     kclass/     papers/002: K-class label-LDP mechanisms and experiments
     userlevel/  papers/003: user-level LDP mean estimation, SO, classification, regression
 
-Importing the package registers every paper's experiment kinds (:mod:`labeldp_sim.app`).
-The objects work without Hydra::
+Importing the package loads no paper: :func:`labeldp_sim.app.load_papers` (which
+``labeldp-sim`` calls) registers every paper's experiment kinds.  The objects
+work without Hydra::
 
     import numpy as np
     from labeldp_sim.table1.families import HolderBump
@@ -24,12 +25,7 @@ from .core import interrupts as _interrupts
 
 _interrupts.install_for_cli()
 
+from .core import __version__  # noqa: E402
 from .core.errors import ConfigError  # noqa: E402
 
-__version__ = "0.2.0"
-
 __all__ = ["ConfigError", "__version__"]
-
-from .app import load_papers  # noqa: E402  (after __version__: the papers' modules may read it)
-
-load_papers()

@@ -1,11 +1,18 @@
-"""Shared fixtures: compose configs with Hydra's compose API."""
+"""Shared fixtures: compose configs with Hydra's compose API.
+
+Importing ``labeldp_sim`` loads no paper: the tests load them all here, as
+``labeldp-sim`` does, so that every experiment kind and component is registered.
+"""
 
 from __future__ import annotations
 
 import pytest
 from hydra import compose, initialize_config_dir
 
+from labeldp_sim.app import load_papers
 from labeldp_sim.core.config import CONF_DIR
+
+load_papers()
 
 
 @pytest.fixture

@@ -10,21 +10,30 @@ import io
 import numpy as np
 import pytest
 
+from omegaconf import OmegaConf
+
 from labeldp_sim.app import load_audits
+from labeldp_sim.core.components import build, component_class
+from labeldp_sim.core.config import CONF_DIR, group_options
 from labeldp_sim.privacy import audit
+from labeldp_sim.privacy.protocols import NONE, LocalMechanism
 from labeldp_sim.table1.audit import laplace_release_loss
-from labeldp_sim.privacy.audit import (ALPHA, CARELESS, EPSILON, LIMITATION, QUICK_DRAWS, TOL, black_box,
-                                       careless_cases, cases, clopper_pearson_lower, clopper_pearson_upper, main,
-                                       run_case)
+from labeldp_sim.table1.mechanisms import LaplaceLabel
+from labeldp_sim.privacy.audit import (ALPHA, CARELESS, EPSILON, LIMITATION, QUICK_DRAWS, TOL, AuditCases, Case,
+                                       MissingRecipe, audited_classes, black_box, careless_cases, cases,
+                                       clopper_pearson_lower, clopper_pearson_upper, collect, main, run_case)
+from labeldp_sim.privacy.rappor import RAPPOR
 
 load_audits()  # every paper's recipes, as `labeldp-sim audit` loads them
 REAL = [c.name for c in cases(mutants=False)]
 MUTANTS = [c.name for c in cases() if c.mutant_of is not None]
 CARELESS_INPUTS = [c.name for c in careless_cases()]
-# the mechanisms with real-valued outputs, drawn from floating-point Laplace noise
-LAPLACE_BASED = [n for n in REAL if n in ("laplace", "laplace_cube", "laplace_cube_full", "joint_laplace", "alibi")
-                 or n.startswith("ul_")]
+# the mechanisms with real-valued outputs, drawn from floating-point Laplace noise (read from their draws)
+LAPLACE_BASED = [c.name for c in cases(mutants=False)
+                 if c.recipe.draw(c.mechanism, 0, 4, np.random.default_rng(0)).dtype.kind == "f"]
 LOW_BITS = [f"{name}: low-order bits" for name in LAPLACE_BASED]
+CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"), resolve=False)
+           for name in group_options("mechanism")}
 # mutants whose law methods are those of a correct mechanism: only the outputs give them away
 LAW_INVISIBLE = ["laplace: report skips noise", "rappor: K inferred from labels",
                  "rr_with_prior: prior from own label"]
@@ -43,15 +52,82 @@ def quick_run(tmp_path_factory):
 
 
 def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
-    label_level = {name for name in REAL if not name.startswith("ul_")}
-    assert label_level == {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace",
-                           "laplace_cube", "laplace_cube_full", "joint_laplace", "rr", "rr_with_prior", "alibi"}
+    # every mechanism class of the package has a real case of exactly its class (or claims no privacy);
+    # a test's subclass that changes only its tasks (tests/helpers.py) is covered by its parent's
+    classes = [cls for cls in audited_classes() if cls.__module__.startswith("labeldp_sim.")]
+    for cls in classes:
+        assert getattr(cls, "privacy", None) == NONE or any(type(c.mechanism) is cls for c in cases(mutants=False))
+    # every mechanism config that claims privacy is audited, under its own name
+    claiming = {name for name, node in CONFIGS.items()
+                if getattr(component_class("mechanism", node["_target_"]), "privacy", None) != NONE}
+    assert claiming <= set(REAL), claiming - set(REAL)
+    # at least these, once listed here by hand
+    assert {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace", "laplace_cube",
+            "laplace_cube_full", "joint_laplace", "rr", "rr_with_prior", "alibi"} <= set(REAL)
     user_level = {name.split(" ")[0] for name in REAL if name.startswith("ul_")}
     assert {"ul_alg1_stage1", "ul_alg1_stage2", "ul_naive", "ul_item_level", "ul_one_sample"} <= user_level
+    assert {"RAPPOR", "RandomizedResponse", "BinHistogram", "MappedSamples"} <= {cls.__name__ for cls in classes}
     assert len(MUTANTS) >= 12
     assert sum(name.startswith("ul_") for name in MUTANTS) >= 2
+    assert len(set(REAL + MUTANTS)) == len(REAL + MUTANTS) and len(set(CARELESS_INPUTS)) == len(CARELESS_INPUTS)
     for case in cases():
         assert case.mechanism.epsilon == EPSILON and case.recipe.neighbours
+
+
+@pytest.mark.parametrize("name", sorted(set(CONFIGS) & set(REAL)))
+def test_the_audited_mechanism_is_the_one_its_config_builds(name):
+    """conf/mechanism/<name>.yaml at the claimed ε (T = 1 where it clips) builds the audited object."""
+    case = next(c for c in cases(mutants=False) if c.name == name)
+    cls = component_class("mechanism", CONFIGS[name]["_target_"])
+    extra = {"T": audit.T} if "T" in cls.parameters else {}
+    built = build("mechanism", CONFIGS[name], ignore=("_target_", "name", "T", "T_scale"), epsilon=EPSILON, **extra)
+    assert type(built) is type(case.mechanism) and vars(built).keys() == vars(case.mechanism).keys()
+    for key, value in vars(built).items():
+        assert np.array_equal(value, vars(case.mechanism)[key]), key
+
+
+class _NoRecipe(LocalMechanism):
+    """A mechanism that says nothing of its audit (``_``: kept out of the registries)."""
+
+    privacy = RAPPOR.privacy
+
+    def _report(self, y, rng, *, K, cells=None, n_cells=None):
+        return y
+
+
+class _ChangedLaplace(LaplaceLabel):
+    """Changes how it reports, and keeps its parent's recipe."""
+
+    def location(self, y):
+        return y
+
+
+class _RenamedRAPPOR(RAPPOR):
+    """Changes nothing that moves the law: RAPPOR's rows cover it."""
+
+    tasks = ("regression",)
+
+
+def test_a_mechanism_without_its_own_recipe_stops_the_audit(capsys, monkeypatch, tmp_path):
+    with pytest.raises(MissingRecipe, match="_NoRecipe .* states no audit recipe"):
+        collect(EPSILON, [_NoRecipe])
+    with pytest.raises(MissingRecipe, match="_ChangedLaplace .* has no audit recipe"):
+        collect(EPSILON, [LaplaceLabel, _ChangedLaplace])
+    assert [c.name for c in collect(EPSILON, [RAPPOR, _RenamedRAPPOR]).cases] == ["rappor"]
+    # rows given to another class, and names used twice, are refused too
+    stray = AuditCases([Case("rappor", RAPPOR(EPSILON), next(c for c in cases() if c.name == "rappor").recipe)])
+    monkeypatch.setattr(_NoRecipe, "audit_cases", classmethod(lambda cls, eps: stray))
+    with pytest.raises(MissingRecipe, match="no real case of a _NoRecipe"):
+        collect(EPSILON, [_NoRecipe])
+    with pytest.raises(MissingRecipe, match="'rappor' is used twice"):
+        collect(EPSILON, [RAPPOR, RAPPOR])
+    monkeypatch.undo()
+    # the entry point: one line naming the class, status 1, nothing drawn
+    monkeypatch.setattr(audit.registry, "audited_classes", lambda: [RAPPOR, _NoRecipe])
+    assert main(["--quick", "--out", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1 and "_NoRecipe" in captured.err
+    assert not list(tmp_path.iterdir())
 
 
 def test_quick_audit_passes_every_mechanism_and_catches_every_mutant(quick_run):

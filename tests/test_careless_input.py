@@ -27,6 +27,7 @@ from labeldp_sim.table1 import mechanisms as table1_mechanisms
 from labeldp_sim.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean,
                                            LaplaceLabel)
 from labeldp_sim.userlevel import mechanisms as userlevel_mechanisms
+from labeldp_sim.userlevel import randomizer as userlevel_randomizer
 from labeldp_sim.userlevel.data import UserValues
 from labeldp_sim.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
                                               OneSampleLaplace, UserRandomizer, coordinate)
@@ -100,9 +101,9 @@ def test_a_traceback_or_the_wrong_key_is_not_a_refusal():
 
 def test_an_accepted_careless_input_fails_the_audit_run(monkeypatch, tmp_path):
     case = CARELESS_CASES["rr: label 0.5"]
-    # patched where they are looked up: the runner's cases, the registry's careless providers
+    # patched where the runner looks them up
     monkeypatch.setattr(audit.runner, "cases", lambda eps, mutants=True: [])
-    monkeypatch.setattr(audit.registry, "_CARELESS", [lambda eps: [case, _planted(case, _PassThroughRR, 1.0)]])
+    monkeypatch.setattr(audit.runner, "careless_cases", lambda eps: [case, _planted(case, _PassThroughRR, 1.0)])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         rc = audit.main(["--draws", "1000", "--out", str(tmp_path)])
@@ -277,11 +278,11 @@ def test_valid_calls_draw_the_same_numbers_as_the_law():
 
 
 def _mechanism_classes():
-    modules = (rappor, table1_mechanisms, kclass_mechanisms, userlevel_mechanisms)
-    found = {cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
-             if cls.__module__ == module.__name__ and issubclass(cls, (Mechanism, UserRandomizer))
-             and not inspect.isabstract(cls)}
-    return sorted(found - {NoPrivacy}, key=lambda cls: cls.__name__)
+    """Every concrete mechanism of the package, from the registries the audit iterates."""
+    found = [cls for cls in audit.audited_classes() if cls.__module__.startswith("labeldp_sim.")]
+    assert {RAPPOR, JointRAPPOR, ALIBI, BinHistogram, MappedSamples} <= set(found)
+    assert all(issubclass(cls, Mechanism) and not inspect.isabstract(cls) for cls in found)
+    return sorted(set(found) - {NoPrivacy}, key=lambda cls: cls.__name__)
 
 
 @pytest.mark.parametrize("cls", _mechanism_classes(), ids=lambda cls: cls.__name__)
@@ -293,7 +294,8 @@ def test_every_mechanism_says_it_is_a_simulation_mechanism(cls):
 
 
 def test_module_docstrings_state_the_limitation():
-    for module in (protocols, table1_mechanisms, kclass_mechanisms, userlevel_mechanisms, rappor, audit):
+    for module in (protocols, table1_mechanisms, kclass_mechanisms, userlevel_mechanisms, userlevel_randomizer, rappor,
+                   audit):
         doc = " ".join(module.__doc__.split())
         assert "Mironov 2012" in doc or "floating-point" in doc.lower(), module.__name__
         if module is not audit:

@@ -438,22 +438,22 @@ def test_a_size_that_cannot_fit_names_its_key_and_the_limit(make_cfg, results):
 
 
 def test_runner_n_jobs_is_blamed_when_one_trial_fits_but_not_the_workers(make_cfg, results, monkeypatch):
-    from labeldp_sim.core import config
+    from labeldp_sim.core import memory
 
-    monkeypatch.setattr(config, "machine_memory", lambda: 2 ** 30)  # 1 GiB; a kclass_fig2a trial holds ~320 MiB
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2 ** 30)  # 1 GiB; a kclass_fig2a trial holds ~320 MiB
     err = _job_error(make_cfg, results, KC, "runner.n_jobs=4")
     assert err.key == "runner.n_jobs" and "at most 2 workers" in err.allowed
     for fits in ("runner.n_jobs=2", "runner.backend=sequential"):
         assert validate_job(make_cfg([KC, "runner.n_jobs=4", fits, f"paths.results_dir={results}"]))
-    monkeypatch.setattr(config, "machine_memory", lambda: 2 ** 28)  # 256 MiB: not even one trial
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2 ** 28)  # 256 MiB: not even one trial
     assert _job_error(make_cfg, results, KC, "runner.n_jobs=1").key == "kclass.N"
 
 
 def test_memory_budget_of_each_backend(monkeypatch):
-    from labeldp_sim.core import config
+    from labeldp_sim.core import memory
     from labeldp_sim.core.config import DaskSettings, SlurmSettings, memory_budget
 
-    monkeypatch.setattr(config, "machine_memory", lambda: 10 * 2 ** 30)
+    monkeypatch.setattr(memory, "machine_memory", lambda: 10 * 2 ** 30)
 
     def runner(backend="loky", n_jobs=2, dask=DaskSettings()):
         return RunnerSettings(n_jobs=n_jobs, backend=backend, chunk=1, progress=False, reuse=True, dask=dask)

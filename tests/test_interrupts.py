@@ -143,7 +143,8 @@ def test_a_signal_at_any_instant_gives_one_line_and_a_consistent_store(tmp_path,
                                                                        fast_plots):
     """25 instants, each in a new run (its own seed) on one results directory, so that each
     export replaces the last one's: the directory must hold one whole run's files after each."""
-    from labeldp_sim.core import fit, provenance
+    from labeldp_sim.core import provenance
+    from labeldp_sim.table1 import fit
     from labeldp_sim.table1 import report as table1_report
 
     for module, name in ((fit, "summarize"), (fit, "fit_rates"), (provenance, "provenance"),

@@ -141,3 +141,45 @@ def test_kclass_numbers_are_unchanged_by_the_move_onto_the_shared_core():
         # accuracy by (eta_a - eta_b) / n_test, far above 1e-12 unless two classes tie exactly.
         for method, value in golden.items():
             assert got[method] == pytest.approx(value, rel=1e-12, abs=0), method
+
+
+def test_methods_are_components_found_by_name():
+    """Each method is a class of group kclass.method, found by its YAML name, whose declared
+    parameters are exactly its constructor's keywords; ε limits and labels come from the classes."""
+    import inspect
+
+    from labeldp_sim.core.components import by_name
+    from labeldp_sim.kclass.methods import GROUP, max_epsilon, method
+    from labeldp_sim.privacy.rappor import RAPPOR
+
+    table = by_name(GROUP)
+    assert list(table) == ["rr", "lp_2st", "alibi", "alibi_sampled", "vector_approximation", "non_private"]
+    for name, cls in table.items():
+        keywords = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        assert keywords == list(cls.parameters), name
+        assert cls.label and method(name, 1.0).predict
+    assert max_epsilon(["vector_approximation"]) == RAPPOR.max_epsilon
+    assert max_epsilon(["rr", "vector_approximation"]) == RandomizedResponse.max_epsilon
+    assert max_epsilon(["non_private"]) == float("inf")
+    assert method("lp_2st", 2.0, 0.3).split == 0.3
+
+
+def test_alibi_sampled_draws_as_before():
+    """alibi_sampled (not in the golden trial above): its stream, drawn the way the pre-component
+    code drew it (report, then one uniform per sample, then the vote's tie-breaking uniforms)."""
+    from labeldp_sim.kclass.methods import method_scores
+
+    family = GaussianCircle(6, 0.3)
+    rng = np.random.default_rng(5)
+    X, y = family.sample(400, rng)
+    X_test, _ = family.sample(50, rng)
+    from scipy.spatial import cKDTree
+
+    _, neighbours = cKDTree(X).query(X_test, k=15)
+    got = method_scores("alibi_sampled", X, y, 6, 1.0, neighbours, np.random.default_rng(9), 15)
+    stream = np.random.default_rng(9)
+    mech = ALIBI(1.0)
+    soft = mech.soft_labels(mech.report(y, stream, K=6))
+    sampled = (soft.cumsum(axis=1) < stream.random((len(soft), 1))).sum(axis=1).clip(max=5)
+    scores = np.eye(6)[sampled][neighbours].mean(axis=1) + 1e-9 * stream.random((50, 6))
+    np.testing.assert_array_equal(got, np.argmax(scores, axis=1))

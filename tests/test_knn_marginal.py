@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.points import Point
+from labeldp_sim.table1.points import Point
 from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.table1.estimators import KNNMean, knn_mean
 from labeldp_sim.table1.families import BoundedBump, BumpSigns, HeavyTailBump

@@ -118,6 +118,90 @@ def test_mechanisms_reject_bad_epsilon(bad):
             cls(bad)
 
 
+# --------------------------------------------------------------------------- the component contract
+
+
+def _registered_mechanisms():
+    """Every concrete mechanism class of the package, as the registries list them once its modules load."""
+    import labeldp_sim.kclass.mechanisms  # noqa: F401
+    import labeldp_sim.table1.mechanisms  # noqa: F401
+    import labeldp_sim.userlevel.mechanisms  # noqa: F401
+    from labeldp_sim.privacy.audit import audited_classes
+
+    return [cls for cls in audited_classes() if cls.__module__.startswith("labeldp_sim.")]
+
+
+@pytest.mark.parametrize("cls", _registered_mechanisms(), ids=lambda cls: cls.__name__)
+def test_every_mechanism_declares_exactly_its_keyword_parameters(cls):
+    import inspect
+
+    from labeldp_sim.core.components import Constraint
+
+    signature = inspect.signature(cls.__init__)
+    keywords = [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    assert list(cls.parameters) == keywords
+    assert all(isinstance(c, Constraint) for c in cls.parameters.values())
+    if "epsilon" in cls.parameters:
+        declared = cls.parameters["epsilon"]
+        for bad in (0, -1.0, float("nan"), float("inf"), True, "1"):
+            assert not declared.accepts(bad)
+        assert declared.accepts(1.0)
+        if cls.max_epsilon < float("inf"):  # the declared bound is the one the constructor enforces
+            assert declared.accepts(cls.max_epsilon) and not declared.accepts(cls.max_epsilon * (1 + 1e-9))
+
+
+def test_the_declared_parameters_are_the_checks():
+    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceCubeMean
+
+    for build, key in ((lambda: JointRAPPOR(1.0, chunk=0), "chunk"), (lambda: JointRAPPOR(1.0, chunk=2.5), "chunk"),
+                       (lambda: ExponentialMechanism(1.0, "both"), "protection"),
+                       (lambda: LaplaceCubeMean(1.0, 1.0, n0_fraction=1.5), "n0_fraction"),
+                       (lambda: LaplaceCubeMean(1.0, 1.0, protection=None), "protection"),
+                       (lambda: JointLaplace(1.0, 1.0, floor_fraction=True), "floor_fraction"),
+                       (lambda: JointLaplace(1.0, 1.0, floor_fraction="half"), "floor_fraction")):
+        with pytest.raises(ConfigError, match=rf"^{key}: got [^\n]*; allowed: "):
+            build()
+
+
+def test_a_public_mechanism_cannot_override_the_boundary():
+    """report, collect, sample_aggregate, release, law, release_sum, randomize: the protocol's, checked."""
+    from labeldp_sim.privacy.audit import audited_classes
+    from labeldp_sim.table1.mechanisms import LaplaceCubeMean
+    from labeldp_sim.userlevel.mechanisms import ClippedMean
+
+    before = set(audited_classes())
+    with pytest.raises(TypeError, match="SkipsChecks may not override LocalMechanism.report"):
+        class SkipsChecks(RAPPOR):
+            def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+                return self._report(y, rng, K=K)
+    with pytest.raises(TypeError, match="may not override CubeSumMechanism.sample_aggregate"):
+        class SamplesUnchecked(RAPPOR):
+            def sample_aggregate(self, data, N, rng, K=None):
+                return self._sample_aggregate(data, N, rng, K)
+    with pytest.raises(TypeError, match="may not override CentralMechanism.release"):
+        class ReleasesUnchecked(LaplaceCubeMean):
+            def release(self, data, rng, N, h, d, K=None):
+                return self._release(data, rng, N, h, d, K)
+    for method in ("law", "randomize", "release_sum"):
+        with pytest.raises(TypeError, match=f"may not override UserRandomizer.{method},"):
+            type("Bypass", (ClippedMean,), {method: lambda self, *args: None})
+    assert set(audited_classes()) == before  # a refused class is not registered
+    # a planted fixture (named _…) may, and stays out of the registries
+    type("_Planted", (RAPPOR,), {"report": lambda self, y, rng, **given: y})
+    assert set(audited_classes()) == before
+
+
+def test_the_boundary_takes_cube_data_only():
+    from labeldp_sim.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="^data: got ndarray; allowed: a CubeData"):
+        ExponentialMechanism(1.0).release(np.zeros((2, 2)), np.random.default_rng(0), 4, 0.5, 1, K=2)
+    with pytest.raises(ConfigError, match="^data: got dict"):
+        RAPPOR(1.0).sample_aggregate({"counts": [[1, 2]]}, 3, np.random.default_rng(0), K=2)
+
+
 # --------------------------------------------------------------------------- protocols (SPEC §8)
 
 def test_a_half_written_mechanism_cannot_be_built():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from dataclasses import replace
@@ -10,12 +11,18 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 from scipy import integrate
+from scipy.stats import qmc
 
 from labeldp_sim.table1 import theory
 from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.table1.families import HolderBump, _linear_edge_geometry, _linf_box_integral
-from labeldp_sim.table1.experiment import CONF_DIR
-from labeldp_sim.table1.minimax import LawFreeSpec, geometric_grid
+from labeldp_sim.table1.families import HolderBump
+from labeldp_sim.table1.families.geometry import _linear_edge_geometry, _linf_box_integral
+from labeldp_sim.core.config import CONF_DIR
+from labeldp_sim.core.components import components
+from labeldp_sim.table1.estimators import Estimator, knn_mean
+from labeldp_sim.table1.minimax import LawFreeSpec
+from labeldp_sim.table1.points import Point
+from labeldp_sim.table1.tuning import CommonDraws, geometric_grid
 from labeldp_sim.table1.minimax_fit import cross_fit
 
 
@@ -126,6 +133,66 @@ def test_geometric_grid_two_per_octave():
     assert grid[0] == 1 and grid[-1] == 2048
     # two points per octave, except where no integer lies between neighbours
     assert np.all((np.diff(grid) == 1) | (np.diff(np.log2(grid)) <= 0.5 + 0.1))
+
+
+# --------------------------------------------------------------------------- estimators' law-free path
+
+
+def test_every_estimator_states_its_tuning():
+    fields = {f.name for f in dataclasses.fields(Point)}
+    estimators = components("estimator")
+    assert {cls.__name__ for cls in estimators.values()} >= {"CubeArgmax", "CubeMean", "KNNMean"}
+    for cls in estimators.values():
+        assert issubclass(cls, Estimator) and cls.tuning in fields
+
+
+def _small_spec(tmp_path, experiment, extra):
+    cfg = _compose([f"experiment={experiment}", "mode=law_free", f"paths.results_dir={tmp_path}",
+                    "law_free.d=[1]", "law_free.reps=4", *extra])
+    return validate_job(cfg)
+
+
+def _row(spec, point, columns, G):
+    draws = CommonDraws(spec.seed, point, 0, G, spec.n_test)
+    instance = spec.exp.distributions[point.d].draw(draws.instance, G)
+    return spec.estimator.tuned_risks(instance, point, columns, draws)
+
+
+SMALL = {
+    "heavy_label_cdp": ["law_free.G_max={1:16}", "law_free.T_range=[1,4]", "law_free.sweeps.eps.values=[0.000001]"],
+    "heavy_label_ldp": ["law_free.G_max={1:16}", "law_free.T_range=[1,4]", "law_free.n_test=64", "~law_free.sweeps.eps",
+                        "law_free.sweeps.N.values=[2000]"],
+    "cls_label_ldp": ["law_free.G_max={1:16}", "+law_free.sweeps={N:{values:[5000],eps:1.0}}"],
+}
+
+
+@pytest.mark.parametrize("experiment", sorted(SMALL))
+def test_tuned_risks_follow_their_columns_not_their_order(tmp_path, experiment):
+    """Common random numbers: a column's risk is the same whichever other columns share its row."""
+    spec = _small_spec(tmp_path, experiment, SMALL[experiment])
+    point = spec.exp.points[0]
+    columns = spec.oracle_columns(point) + [spec.law_column(point)]
+    G = int(spec.inst_grids[point.id][1])
+    risks = np.array(_row(spec, point, columns, G))
+    order = np.random.default_rng(0).permutation(len(columns))
+    np.testing.assert_array_equal(risks[order], _row(spec, point, [columns[i] for i in order], G))
+    np.testing.assert_array_equal(risks[-1:], _row(spec, point, columns[-1:], G))
+
+
+def test_knn_tuned_risks_are_the_knn_mean_of_one_sample(tmp_path):
+    """The law-free kNN row is the estimator's own kNN mean on the instance stream's sample."""
+    spec = _small_spec(tmp_path, "heavy_label_ldp", SMALL["heavy_label_ldp"])
+    point = spec.exp.points[0]
+    columns = spec.oracle_columns(point)[::5] + [spec.law_column(point)]
+    G = int(spec.inst_grids[point.id][1])
+    got = _row(spec, point, columns, G)
+    draws = CommonDraws(spec.seed, point, 0, G, spec.n_test)
+    instance = spec.exp.distributions[point.d].draw(draws.instance, G)
+    X, y = instance.sample(point.N, draws.instance)
+    queries = qmc.Sobol(d=1, scramble=True, seed=draws.instance).random_base2(int(np.log2(spec.n_test)))
+    for column, risk in zip(columns, got):
+        Z = column.mechanism.report(y, draws.noise(0, column.slot))
+        assert risk == np.mean((knn_mean(X, Z, queries, column.tuning) - instance.eta(queries)) ** 2)
 
 
 # --------------------------------------------------------------------------- selection

@@ -193,7 +193,7 @@ def _printed_slopes(stdout: str) -> dict:
 
 
 def test_two_configs_at_once_each_report_their_own_trials(tmp_path):
-    from labeldp_sim.core.fit import fit_rates, summarize
+    from labeldp_sim.table1.fit import fit_rates, summarize
     from labeldp_sim.table1.theory import CELLS
 
     results = tmp_path / "results"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from labeldp_sim.core.points import snap
+from labeldp_sim.table1.points import snap
 from labeldp_sim.table1.theory import CELLS
 
 

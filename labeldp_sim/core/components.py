@@ -4,7 +4,7 @@ Every object a config names — a family, a mechanism, an estimator, a K-class
 method, a user-level randomizer — is a :class:`Component`.  Like
 scikit-learn's ``_parameter_constraints``, the class *declares* its keyword
 parameters and what each accepts (:class:`Interval`, :class:`Options`,
-:class:`Boolean`, :class:`Text`, :class:`Nullable`, :class:`AnyOf`), so the
+:class:`Boolean`, :class:`Text`, :class:`Nullable`, :class:`AnyOf`, :class:`WithNote`), so the
 harness validates a config node, and says what is allowed, without building
 anything (:func:`check_arguments`, :func:`build`).  Constraints that tie two
 parameters together (``L <= T``) stay in the class's ``__init__``; their
@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from .errors import ConfigError, check, first_line, is_int, is_number
 
-__all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "AnyOf", "Component",
+__all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "AnyOf", "WithNote", "Component",
            "components", "by_name", "component_class", "check_arguments", "build", "import_class"]
 
 
@@ -128,6 +128,19 @@ class Nullable(Constraint):
         return f"{null} or {self.inner.describe()}"
 
 
+class WithNote(Constraint):
+    """Whatever ``inner`` accepts, described with ``note`` in parentheses (why, or what a value means)."""
+
+    def __init__(self, inner: Constraint, note: str):
+        self.inner, self.note = inner, note
+
+    def accepts(self, value) -> bool:
+        return self.inner.accepts(value)
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} ({self.note})"
+
+
 class AnyOf(Constraint):
     """Whatever one of ``constraints`` accepts."""
 
@@ -165,6 +178,23 @@ class Component:
         super().__init_subclass__(**kwargs)
         if cls.group and not cls.__name__.startswith("_"):
             _REGISTRY.setdefault(cls.group, {})[f"{cls.__module__}.{cls.__qualname__}"] = cls
+
+    def check_parameters(self, **values) -> None:
+        """Refuse a value its declared constraint does not accept: a ConfigError naming the parameter.
+
+        For a component built directly rather than from a config (:func:`build`
+        checks a config's values before building): ``__init__`` calls
+        ``self.check_parameters(beta=beta, ...)`` before its cross-parameter checks,
+        so the declaration stays the one statement of what each parameter accepts.
+        """
+        for key, value in values.items():
+            _check_value(key, value, self.parameters[key])
+
+
+def _check_value(key: str, value, constraint: Constraint) -> None:
+    """Refuse ``value`` under ``key`` unless ``constraint`` accepts it (NaN never passes)."""
+    if isinstance(value, float) and math.isnan(value) or not constraint.accepts(value):
+        raise ConfigError(key, value, constraint.describe())
 
 
 def components(group: str | None = None) -> dict:
@@ -246,9 +276,7 @@ def check_arguments(group: str, cls: type, args: dict, supplied: dict | None = N
         if key in supplied:
             raise ConfigError(f"{group}.{key}", value, f"no value here: {key} comes from {supplied[key]}")
         check(key in cls.parameters, f"{group}.{key}", value, ["_target_", "name", *allowed])
-        constraint = cls.parameters[key]
-        if isinstance(value, float) and math.isnan(value) or not constraint.accepts(value):
-            raise ConfigError(f"{group}.{key}", value, constraint.describe())
+        _check_value(f"{group}.{key}", value, cls.parameters[key])
 
 
 def build(group: str, node: dict, supplied: dict | None = None, ignore=("_target_", "name"), **extra):

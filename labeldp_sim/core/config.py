@@ -1,33 +1,29 @@
-"""From a composed configuration to validated objects, before any computation.
+"""From a composed configuration to validated settings, before any computation.
 
-Every bad value becomes one :class:`~labeldp_sim.errors.ConfigError` line that
+Every bad value becomes one :class:`~labeldp_sim.core.errors.ConfigError` line that
 names the config key and the allowed values.  :func:`labeldp_sim.core.cli.validate_job` is the
 entry point for every kind of job; it dispatches to the registered kind
-(:mod:`labeldp_sim.core.kinds`), whose validator builds on the helpers here.  It only
-reads: it computes no trial and creates no file or directory, so a refused run
+(:mod:`labeldp_sim.core.kinds`), whose validator builds on the helpers here and on
+the declared parameters of its components (:mod:`labeldp_sim.core.components`).  It
+only reads: it computes no trial and creates no file or directory, so a refused run
 leaves no trace and a multirun can validate all its jobs before the first one
 starts.
 
 What is checked, for every kind:
 
 * **Keys.** Every node's keys are checked, and an unknown one (``+grid.foo=1``)
-  is refused with the node's allowed keys.  For the object groups
-  (``distribution``, ``mechanism``, ``estimator``) the class's ``__init__``
-  signature decides.  ``distribution.d`` and ``mechanism.epsilon`` come from the
-  grid and cannot be set.
+  is refused with the node's allowed keys (:func:`config_node`; a component's
+  node: its class's declared parameters).
 * **Values, each blamed on its own key.** A number must be a finite real
   number (``'abc'``, ``inf`` and ``true`` are refused where a number is
   expected); a flag must be ``true`` or ``false``.
-* **Ranges that keep float64 exact.** N ≤ 2**53 (requested and snapped: counts
-  are exact float64 integers only up to there), ε ∈ [1e-12, 100], seed in
-  [0, 2**63).  Snapping and tuning run under ``np.errstate(all="raise")``.
+* **Ranges that keep float64 exact.** N ≤ 2**53 (:data:`MAX_N`: counts are exact
+  float64 integers only up to there), ε ∈ [1e-12, 100], seed in [0, 2**63).
 * **The results directory** can be created, or is a writable directory
   (:func:`validate_results_dir`).
-* **Sizes that fit in memory.**  Each kind estimates the arrays one trial
-  holds (bytes per element × elements, a lower bound from its sizes: N, n_test,
-  K, m, cube counts...) and :func:`check_memory` refuses a trial that cannot
-  fit in its worker's share of memory (:func:`memory_budget`), naming the key
-  whose value makes it large and the limit.
+* **The runner**: ``runner.*``, its Dask cluster and SLURM settings
+  (:func:`validate_runner`, :mod:`labeldp_sim.core.settings`).
+* **Sizes that fit in memory** (:mod:`labeldp_sim.core.memory`, re-exported here).
 * **Keys another kind reads.**  The root config composes every kind's groups,
   so a K-class or user-level job carries ``mode``, ``grid``, ``mechanism``...
   it never reads; a value there that differs from the default is refused
@@ -36,35 +32,33 @@ What is checked, for every kind:
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import inspect
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from .errors import MISSING, ConfigError, check, first_line, is_int, is_number
 from .kinds import registered
+from .memory import (PLAN_BYTES_PER_TRIAL, MemoryBudget, Need, check_memory, check_plan_size, machine_memory,
+                     memory_budget)
+from .settings import DaskSettings, RunnerSettings, SlurmSettings, parse_memory
 
 __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_kind", "validate_runner",
-           "validate_results_dir",
-           "validate_common", "config_node", "CONF_DIR", "GROUPS", "PATHS", "BACKENDS",
-           "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
-           "MAX_N", "EPS_MIN", "EPS_MAX", "group_options", "is_int", "is_number", "eps_allowed", "check_list",
-           "Need", "MemoryBudget", "memory_budget", "machine_memory", "check_memory", "PLAN_BYTES_PER_TRIAL",
-           "experiments_of_kind", "check_plan_size"]
+           "validate_results_dir", "validate_common", "config_node", "root_value", "plain",
+           "CONF_DIR", "GROUPS", "PATHS", "BACKENDS", "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
+           "MAX_N", "EPS_MIN", "EPS_MAX", "PER_SAMPLE_MAX_N", "group_options", "is_int", "is_number",
+           "eps_allowed", "check_list", "Need", "MemoryBudget", "memory_budget", "machine_memory",
+           "check_memory", "PLAN_BYTES_PER_TRIAL", "experiments_of_kind", "check_plan_size"]
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-GROUPS = ("distribution", "mechanism", "estimator", "grid", "runner", "experiment")
-OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
+# the config groups: conf/<group>/*.yaml, one YAML per choice (the papers' own and the core's)
+GROUPS = tuple(sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()))
 # the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
 ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
 RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse", "dask")
@@ -74,6 +68,7 @@ SLURM_KEYS = ("jobs", "cores", "processes", "memory", "walltime", "account", "pa
 CLUSTERS = ("local", "slurm")
 PATHS_KEYS = ("results_dir",)
 FIT_KEYS = ("tol", "min_points")
+# runner.path: how a trial's data are drawn, where a kind offers a choice
 PATHS = ("auto", "per_sample", "sufficient")
 # multiprocessing is not offered: joblib cannot hand its results back as they finish,
 # and the trial store writes each chunk as soon as it is done
@@ -88,6 +83,7 @@ SLURM_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d+(:\d{1,2}){0,2}")
 MAX_STARTUP_TIMEOUT = 30 * 86400
 # account, partition and interface land in #SBATCH lines and worker options: one word
 SLURM_NAME = re.compile(r"[A-Za-z0-9_.,:+@-]+")
+# runner.path=per_sample holds the N samples of a trial: beyond this, only sufficient statistics
 PER_SAMPLE_MAX_N = 10_000_000
 # float64 holds every integer up to 2**53 exactly; above it counts and N·h^d round
 MAX_N = 2 ** 53
@@ -130,16 +126,16 @@ def _join(prefix: str, key) -> str:
     return f"{prefix}.{key}" if prefix else str(key)
 
 
-def _root_value(cfg, key: str, default=None):
+def root_value(cfg, key: str, default=None):
     """``cfg[key]`` resolved, or ``default``; a broken interpolation is blamed on ``key``."""
     try:
-        return _plain(cfg.get(key, default))
+        return plain(cfg.get(key, default))
     except OmegaConfBaseException as err:
         raw = OmegaConf.to_container(cfg, resolve=False).get(key)
         raise ConfigError(key, raw, f"a value that resolves ({first_line(err)})") from None
 
 
-def _plain(value):
+def plain(value):
     """A config value as plain Python, for messages and checks (containers resolved)."""
     if isinstance(value, (DictConfig, ListConfig)):
         try:
@@ -173,11 +169,11 @@ def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) 
     """
     node = OmegaConf.select(cfg, key, throw_on_missing=False) if isinstance(cfg, DictConfig) else cfg
     shape = f"a mapping with keys {', '.join(allowed)}" if allowed else "a mapping"
-    check(isinstance(node, (DictConfig, dict)), key, _plain(node), shape)
+    check(isinstance(node, (DictConfig, dict)), key, plain(node), shape)
     out = {}
     for name in node.keys():
         try:
-            out[name] = _plain(node[name])
+            out[name] = plain(node[name])
         except OmegaConfBaseException as err:
             raw = (OmegaConf.to_container(node, resolve=False).get(name)
                    if isinstance(node, DictConfig) else None)
@@ -194,117 +190,12 @@ def config_node(cfg, key: str, allowed=None, required=(), missing_allowed=None) 
 # --------------------------------------------------------------------------- runner, paths, seed
 
 
-@dataclass(frozen=True)
-class SlurmSettings:
-    """A dask-jobqueue SLURMCluster (``runner.dask.slurm.*``, from ``runner=slurm``).
-
-    Attributes
-    ----------
-    jobs : int
-        SLURM jobs the cluster scales to, >= 1.
-    cores : int
-        Cores per job (``sbatch --cpus-per-task``), >= 1.
-    processes : int
-        One-thread worker processes per job, in [1, cores].
-    memory : str
-        Memory per job (``sbatch --mem``), e.g. ``"16GB"``, shared by its workers.
-    walltime : str
-        Time limit per job, in one of sbatch's ``--time`` forms.
-    account, partition, interface : str or None
-        ``sbatch -A``, ``sbatch -p`` (dask-jobqueue's ``queue``), and the network
-        interface of the workers and scheduler; None leaves SLURM's default.
-    job_extra_directives, job_script_prologue : tuple of str
-        More ``#SBATCH`` options, and shell lines run before each worker starts.
-    """
-
-    jobs: int
-    cores: int
-    processes: int
-    memory: str
-    walltime: str
-    account: str | None = None
-    partition: str | None = None
-    interface: str | None = None
-    job_extra_directives: tuple = ()
-    job_script_prologue: tuple = ()
-
-    def cluster_kwargs(self) -> dict:
-        """The keyword arguments of ``dask_jobqueue.SLURMCluster`` for these settings.
-
-        ``jobs`` is not among them: the cluster is scaled to it once it exists
-        (:mod:`labeldp_sim.core.cluster`).
-        """
-        kwargs = dict(cores=self.cores, processes=self.processes, memory=self.memory,
-                      walltime=self.walltime, job_extra_directives=list(self.job_extra_directives),
-                      job_script_prologue=list(self.job_script_prologue))
-        # None would be written as such into the job script by some dask-jobqueue versions:
-        # an unset option is left out so that dask-jobqueue's own configuration applies
-        for key, value in (("account", self.account), ("queue", self.partition),
-                           ("interface", self.interface)):
-            if value is not None:
-                kwargs[key] = value
-        return kwargs
-
-
-@dataclass(frozen=True)
-class DaskSettings:
-    """Where ``runner.backend=dask`` runs (``runner.dask.*``).
-
-    Attributes
-    ----------
-    cluster : str
-        ``"local"``: a LocalCluster of ``runner.n_jobs`` one-thread worker
-        processes; ``"slurm"``: a SLURMCluster from :attr:`slurm`.  Not used
-        when :attr:`scheduler` is set.
-    scheduler : str or None
-        Address of a running scheduler to join (``tcp://host:8786``).
-    startup_timeout : float
-        Seconds allowed for the workers to start: all of a LocalCluster's, the
-        first one of a scheduler's or of a SLURM cluster's.
-    slurm : SlurmSettings or None
-        The SLURM cluster (``runner=slurm``).
-    """
-
-    cluster: str = "local"
-    scheduler: str | None = None
-    startup_timeout: float = 60.0
-    slurm: SlurmSettings | None = None
-
-
-@dataclass(frozen=True)
-class RunnerSettings:
-    """How trials run (``runner.*``); the numbers never depend on these.
-
-    Attributes
-    ----------
-    n_jobs : int
-        Workers, non-zero (-1 = all cores): joblib's, or a Dask LocalCluster's.
-    backend : str
-        One of :data:`BACKENDS`.
-    chunk : int
-        Trials per task and per store transaction, >= 1.
-    progress : bool
-        Show a progress bar.
-    reuse : bool
-        Reuse stored trials of the same config key (false recomputes them).
-    dask : DaskSettings
-        The Dask cluster of ``backend="dask"`` (checked whatever the backend).
-    """
-
-    n_jobs: int
-    backend: str
-    chunk: int
-    progress: bool
-    reuse: bool
-    dask: DaskSettings = DaskSettings()
-
-
 def validate_runner(cfg) -> RunnerSettings:
     """Check ``cfg.runner`` (keys exactly :data:`RUNNER_KEYS`) and return its settings.
 
-    ``runner.path`` is checked here against :data:`PATHS` for every kind (the
-    accuracy kinds ignore it); :func:`build_experiment` checks it against the
-    experiment's distribution and estimator.  ``runner.dask`` is checked by
+    ``runner.path`` is checked here against :data:`PATHS` for every kind (a kind
+    without a choice of data path ignores it; one with a choice checks it against
+    the paths its objects offer).  ``runner.dask`` is checked by
     :func:`validate_dask`.
     """
     runner = config_node(cfg, "runner", RUNNER_KEYS, required=RUNNER_KEYS)
@@ -376,7 +267,7 @@ def _validate_slurm(cfg) -> SlurmSettings:
     check(processes is None or (is_int(processes) and 1 <= processes <= cores), f"{prefix}.processes",
           processes, f"null (= cores, one thread per worker) or an integer in [1, {cores}] (the cores)")
     memory = node["memory"]
-    check(isinstance(memory, str) and _bytes(memory) > 0, f"{prefix}.memory", memory,
+    check(isinstance(memory, str) and parse_memory(memory) > 0, f"{prefix}.memory", memory,
           "a positive amount of memory per job with a unit, e.g. 16GB or 4GiB")
     walltime = node["walltime"]
     if is_int(walltime) and walltime > 0:  # sbatch reads a bare number as minutes
@@ -406,21 +297,6 @@ def _validate_slurm(cfg) -> SlurmSettings:
 
 def _one_line(text: str) -> bool:
     return text.strip() != "" and "\n" not in text and "\r" not in text and "\0" not in text
-
-
-def _bytes(text: str) -> float:
-    """``text`` in bytes by Dask's reading (the one dask-jobqueue uses), or 0 when it reads none.
-
-    A unit is required: a bare number would be bytes to Dask and megabytes to sbatch.
-    """
-    from dask.utils import parse_bytes
-
-    if not re.search(r"[A-Za-z]", text):
-        return 0
-    try:
-        return parse_bytes(text)
-    except (ValueError, TypeError):
-        return 0
 
 
 def _name_max(directory: Path) -> int:
@@ -480,7 +356,7 @@ def validate_results_dir(cfg) -> Path:
 
 
 def _validate_seed(cfg) -> int:
-    seed = _root_value(cfg, "seed", MISSING)
+    seed = root_value(cfg, "seed", MISSING)
     check(is_int(seed) and 0 <= seed < SEED_LIMIT, "seed", seed, "an integer in [0, 2**63)")
     return int(seed)
 
@@ -523,7 +399,7 @@ def validate_common(cfg, kind: str) -> JobBasics:
     check(kind in kinds, "kind", kind, list(kinds))
     if "experiment_name" not in cfg or OmegaConf.is_missing(cfg, "experiment_name"):
         raise ConfigError("experiment", None, group_options("experiment"))
-    name = _root_value(cfg, "experiment_name")
+    name = root_value(cfg, "experiment_name")
     present = [k for k, spec in kinds.items() if spec.node and spec.node in cfg]
     own = kinds[kind].node
     if (own is None and present) or (own is not None and own not in cfg):
@@ -646,298 +522,9 @@ def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:
                           f"{_name_patterns(readers, others)})")
 
 
-# --------------------------------------------------------------------------- memory
-
-# Share of this machine's memory the trials running at once may hold between them: the
-# estimates are lower bounds of what a trial allocates, and the driver, the store and the
-# interpreter need the rest.
-MEMORY_SHARE = 0.9
-# A worker of a scheduler this process cannot see (runner.dask.scheduler): assumed no larger.
-REMOTE_WORKER_MEMORY = 2 ** 40
-# The driver's plan and store keep a few hundred bytes per trial (its key, its row).
-PLAN_BYTES_PER_TRIAL = 500
-
-
-def _gib(n: float) -> str:
-    for unit, size in (("EiB", 2 ** 60), ("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n / 2 ** 10:.3g} KiB"
-
-
-def machine_memory() -> int:
-    """Bytes of memory this process may use: the machine's, or its cgroup's limit if lower."""
-    import psutil
-
-    total = int(psutil.virtual_memory().total)
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(limit_file).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit() and 0 < int(text) < total:
-            total = int(text)
-    return total
-
-
-@dataclass(frozen=True)
-class MemoryBudget:
-    """What one trial may hold: ``per_trial`` bytes, ``workers`` of them at once."""
-
-    per_trial: float
-    workers: int
-    text: str
-
-
-def memory_budget(runner: RunnerSettings) -> MemoryBudget:
-    """The memory one trial may hold under ``runner``.
-
-    Local workers (loky, threading, sequential, a Dask LocalCluster) share
-    :data:`MEMORY_SHARE` of :func:`machine_memory`; a SLURM worker has its
-    job's ``memory`` over its ``processes``; a worker of a remote scheduler is
-    assumed to have at most :data:`REMOTE_WORKER_MEMORY`.
-    """
-    dask = runner.dask
-    if runner.backend == "dask" and dask.scheduler is not None:
-        return MemoryBudget(REMOTE_WORKER_MEMORY, 1, f"{_gib(REMOTE_WORKER_MEMORY)} assumed for a worker of "
-                                                     "runner.dask.scheduler")
-    if runner.backend == "dask" and dask.cluster == "slurm" and dask.slurm is not None:
-        per = _bytes(dask.slurm.memory) / dask.slurm.processes
-        return MemoryBudget(per, 1, f"runner.dask.slurm.memory {dask.slurm.memory} over "
-                                    f"{dask.slurm.processes} worker process(es) per job")
-    if runner.backend == "sequential":
-        workers = 1
-    else:
-        workers = runner.n_jobs if runner.n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + runner.n_jobs)
-    total = MEMORY_SHARE * machine_memory()
-    return MemoryBudget(total / workers, workers,
-                        f"{MEMORY_SHARE:.0%} of this machine's {_gib(machine_memory())}"
-                        + (f" shared by {workers} workers (runner.n_jobs)" if workers > 1 else ""))
-
-
-class Need(NamedTuple):
-    """One array (or set of arrays) a trial holds: its ``bytes``, what it is, and the config
-    keys its size comes from, each as ``key -> (value shown in an error, its size factor)``."""
-
-    bytes: float
-    what: str
-    keys: dict
-
-
-def check_memory(needs: list, runner: RunnerSettings, where: str) -> None:
-    """Refuse a trial whose arrays (``needs``, lower bounds) cannot fit in its memory.
-
-    The key blamed is the one with the largest size factor in the largest
-    need (``kclass.n_test`` in n_test × k × K when n_test is the large one).
-    When one trial fits but ``runner.n_jobs`` of them at once do not,
-    ``runner.n_jobs`` is blamed instead, with the number of workers that fit.
-    """
-    needs = [n for n in needs if n.bytes > 0]
-    if not needs:
-        return
-    total = float(sum(n.bytes for n in needs))
-    budget = memory_budget(runner)
-    if total <= budget.per_trial:
-        return
-    big = max(needs, key=lambda n: n.bytes)
-    detail = f"{where}: a trial holds >= {_gib(total)}, mostly {big.what}"
-    if budget.workers > 1 and total <= budget.per_trial * budget.workers:
-        fit = int(budget.per_trial * budget.workers // total)
-        raise ConfigError("runner.n_jobs", runner.n_jobs,
-                          f"at most {fit} worker{'s' if fit > 1 else ''} at this size ({detail}; {budget.text})")
-    key, (got, _) = max(big.keys.items(), key=lambda item: item[1][1])
-    raise ConfigError(key, got, f"values whose trial fits in memory ({detail}; the limit is "
-                                f"{_gib(budget.per_trial)} per trial: {budget.text})")
-
-
-def check_plan_size(trials: int, key: str, got, runner: RunnerSettings) -> None:
-    """Refuse a run whose trial count alone cannot be planned in the driver's memory."""
-    need = trials * PLAN_BYTES_PER_TRIAL
-    limit = MEMORY_SHARE * machine_memory()
-    check(need <= limit, key, got, f"values giving at most {int(limit // PLAN_BYTES_PER_TRIAL):,} trials in "
-          f"one run (this one has {trials:,}; the run's plan and store keep ~{PLAN_BYTES_PER_TRIAL} B per "
-          f"trial: {_gib(need)} of this machine's {_gib(machine_memory())})")
-
-
 def job_kind(cfg) -> str:
     """The validated ``kind`` of a composed job: one of the registered kinds."""
-    kind = _root_value(cfg, "kind") if isinstance(cfg, DictConfig) else None
+    kind = root_value(cfg, "kind") if isinstance(cfg, DictConfig) else None
     kinds = list(registered())
     check(kind in kinds, "kind", kind, kinds)
     return kind
-
-
-# --------------------------------------------------------------------------- object groups
-
-
-# config keys that describe how to build or tune an object, not constructor arguments
-_NOT_ARGS = ("_target_", "name", "T_scale")
-# constructor arguments that come from the grid, never from the group's node
-_FROM_GRID = {"distribution": {"d": "grid.d"},
-              "mechanism": {"epsilon": "grid.sweeps (the eps axis or its fixed eps)"}}
-
-
-def _parameters(cls) -> dict | None:
-    """Keyword parameters of ``cls(...)`` and their defaults; None when it takes any keyword."""
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return None
-    params = {}
-    for p in signature.parameters.values():
-        if p.kind is p.VAR_KEYWORD:
-            return None
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-            params[p.name] = p.default
-    return params
-
-
-def _import_class(path: str) -> type:
-    """The class at dotted ``path``.
-
-    Not ``hydra.utils.get_class``: on failure it logs a multi-line error to
-    stderr before raising, and bad input must give exactly one line.
-    """
-    parts = path.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        if isinstance(obj, type):
-            return obj
-        break
-    raise ImportError(path)
-
-
-def _target_class(group: str, node: dict):
-    target = node.get("_target_")
-    try:
-        return _import_class(target)
-    except Exception:  # noqa: BLE001 - whatever the import raised, the key is to blame
-        raise ConfigError(f"{group}._target_", target, "an importable class (package.module.Class)") from None
-
-
-def _check_group_keys(group: str, node: dict, params: dict | None) -> None:
-    """Refuse keys that are not constructor arguments of the group's class.
-
-    Allowed: ``_target_``, ``name``, the class's keyword parameters except the
-    ones the grid sets, and ``T_scale`` for a mechanism that takes ``T``.  A key the
-    grid sets (``distribution.d``, ``mechanism.epsilon``) is refused: it would be ignored.
-    """
-    if params is None:  # a class taking **kwargs, or one without a signature
-        return
-    from_grid = _FROM_GRID.get(group, {})
-    allowed = ["_target_", "name", *(p for p in params if p not in from_grid)]
-    if group == "mechanism" and "T" in params:
-        allowed.append("T_scale")
-    for key, value in node.items():
-        if key in from_grid:
-            raise ConfigError(f"{group}.{key}", value, f"no value here: {key} comes from {from_grid[key]}"
-                              + (f" (e.g. grid.d=[{value}])" if key == "d" and is_int(value) else ""))
-        check(key in allowed, f"{group}.{key}", value, allowed)
-
-
-def _probe_allowed(cls, args: dict, key: str, probe) -> str | None:
-    """The class's own allowed-values text for ``key``.
-
-    Found by building the class with ``key = probe`` (NaN for a float, 0.5 for
-    an integer), which every range check of the classes refuses: the
-    ConfigError it raises carries the text.  None when the class does not say.
-    """
-    trial = {**args, key: probe}
-    try:
-        with np.errstate(all="ignore"):
-            cls(**trial)
-    except ConfigError as err:
-        if err.key == key:
-            return err.allowed
-    except Exception:  # noqa: BLE001 - any other failure just means no text
-        pass
-    return None
-
-
-def _number_allowed(cls, args: dict, key: str, integer: bool, nullable: bool = False) -> str:
-    """The allowed text of a numeric argument: the class's own words, said of numbers.
-
-    A nullable argument may be an integer or a float: both probes are tried.
-    """
-    probes = [float("nan"), 0.5] if nullable else [0.5 if integer else float("nan")]
-    text = next((t for t in (_probe_allowed(cls, args, key, p) for p in probes) if t), None)
-    out = _of_numbers(text, integer)
-    return out if not nullable or "null" in out else f"null or {out}"
-
-
-def _of_numbers(text: str | None, integer: bool = False) -> str:
-    """A class's bare range said of numbers: "> 0" -> "finite numbers > 0"."""
-    kind = "integers" if integer else "finite numbers"
-    if text is None:
-        return kind
-    if text[:1] in "<>":
-        return f"{kind} {text}"
-    if text[:1] in "([":  # "(0, 1]" -> "finite numbers in (0, 1]"
-        return f"{kind} in {text}"
-    return text  # already a sentence: "integer >= 2", "null (...) or a number > 0"
-
-
-def _check_arguments(group: str, cls, params: dict | None, args: dict, extra: dict) -> None:
-    """Type checks the classes cannot make: a number where a number is expected.
-
-    The parameter's default decides: a bool default wants a bool, an int
-    default an integer, a float default a finite number.  (Their own range
-    checks would otherwise compare ``'abc' < 1`` and fail with a TypeError,
-    and let ``inf`` through.)  A parameter whose default is None is left to the
-    class; see :func:`_build` for what happens when it fails on one.
-    """
-    if params is None:
-        return
-    for key, value in args.items():
-        if key in extra or key not in params:
-            continue
-        default = params[key]
-        if isinstance(default, bool):
-            check(isinstance(value, bool), f"{group}.{key}", value, "true, false")
-        elif isinstance(default, int):
-            check(is_int(value), f"{group}.{key}", value, _number_allowed(cls, args, key, True))
-        elif isinstance(default, float):
-            check(is_number(value), f"{group}.{key}", value, _number_allowed(cls, args, key, False))
-        elif default is None:
-            check(not isinstance(value, bool), f"{group}.{key}", value,
-                  _number_allowed(cls, args, key, False, nullable=True))
-
-
-def _build(group: str, node: dict, **extra):
-    """Instantiate ``node`` (its ``_target_``, minus ``name``) with extra kwargs.
-
-    Errors raised by the class's own validation get the group prefix.  When
-    the class fails otherwise (a TypeError from ``'abc' > 0``, say), the one
-    argument that is neither null nor a finite number nor a string is blamed;
-    the group as a whole only when there is no single such argument.
-    """
-    cls = _target_class(group, node)
-    params = _parameters(cls)
-    args = {k: v for k, v in node.items() if k not in _NOT_ARGS}
-    args.update(extra)
-    _check_arguments(group, cls, params, args, extra)
-    try:
-        return cls(**args)
-    except ConfigError as err:
-        default = (params or {}).get(err.key)
-        if isinstance(default, (int, float)) and not isinstance(default, bool):
-            err = ConfigError(err.key, err.got, _of_numbers(err.allowed, isinstance(default, int)))
-        raise err.under(group) from None
-    except (TypeError, ValueError, ArithmeticError) as err:
-        suspects = [k for k, v in args.items()
-                    if k not in extra and v is not None and not is_number(v) and not isinstance(v, str)]
-        suspects = suspects or [k for k, v in args.items() if k not in extra and isinstance(v, str)
-                                and params is not None and params.get(k, "") is None]
-        if len(suspects) == 1:
-            key = suspects[0]
-            raise ConfigError(f"{group}.{key}", args[key],
-                              _number_allowed(cls, args, key, False, nullable=True)) from None
-        shown = {k: v for k, v in args.items() if k not in extra}
-        raise ConfigError(group, shown, f"parameters of {cls.__name__} ({first_line(err)})") from None
-
-

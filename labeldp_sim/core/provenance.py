@@ -3,12 +3,20 @@
 A stored trial is reused only under the same *config key*, and the config key
 hashes the code that produces the numbers (:func:`code_fingerprint`), so a
 change to that code recomputes instead of silently reusing old trials.
+
+The core names no paper: a paper package says which of its modules only
+present numbers in its ``paper`` module (``labeldp_sim.<paper>.paper``), a
+tuple ``PRESENTATION_MODULES`` of paths relative to the paper package (a path
+ending in ``/`` names a folder).  It is read when a fingerprint is asked for,
+not when this module is imported.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import pkgutil
 import platform
 import subprocess
 import sys
@@ -17,33 +25,33 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from . import __version__
+
 __all__ = ["code_fingerprint", "config_key", "git_commit", "library_versions", "provenance",
-           "NUMERIC_MODULES", "NUMERIC_LIBRARIES"]
+           "presentation_modules", "NUMERIC_MODULES", "NUMERIC_LIBRARIES"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE = __package__.rpartition(".")[0]  # labeldp_sim
 ROOT = PACKAGE_DIR.parent
 
-# Modules that only present, store, route or validate numbers (paths relative to the
-# package).  Every other module takes part in drawing or computing a trial, so editing
-# it (even a comment: conservative on purpose) invalidates the stored trials.
-PRESENTATION_MODULES = frozenset({
-    "__init__.py", "__main__.py", "app.py",
-    "core/__init__.py", "core/cli.py", "core/cluster.py", "core/config.py", "core/errors.py", "core/fit.py",
-    "core/interrupts.py", "core/kinds.py",
-    "core/provenance.py", "core/report.py", "core/store.py",
-    "privacy/__init__.py",
-    "table1/__init__.py", "table1/audit.py", "table1/kind.py", "table1/minimax_fit.py", "table1/report.py",
-    "kclass/__init__.py", "kclass/audit.py", "kclass/claims.py", "kclass/kind.py", "kclass/report.py",
-    "userlevel/__init__.py", "userlevel/audit.py", "userlevel/kind.py", "userlevel/report.py",
-    "userlevel/theory.py",
-})
-# Folders whose every module is a presentation module (the privacy audit's subpackage).
-PRESENTATION_FOLDERS = ("privacy/audit/",)
 # What the trials of every paper share: the core and the privacy protocols.
 SHARED_PACKAGES = ("core", "privacy")
+# The shared modules that only present, store, route or validate numbers (paths relative to
+# the package; a path ending in / is a folder: the privacy audit's subpackage).  Every other
+# module takes part in drawing or computing a trial, so editing it (even a comment:
+# conservative on purpose) invalidates the stored trials.
+SHARED_PRESENTATION = (
+    "__init__.py", "__main__.py", "app.py",
+    "core/__init__.py", "core/cli.py", "core/cluster.py", "core/components.py", "core/config.py",
+    "core/errors.py", "core/fit.py", "core/interrupts.py", "core/kinds.py", "core/memory.py",
+    "core/provenance.py", "core/report.py", "core/settings.py", "core/store.py",
+    "privacy/__init__.py", "privacy/audit/",
+)
+# The module of a paper package that declares its presentation modules, and the name it uses.
+DECLARATION, DECLARED = "paper", "PRESENTATION_MODULES"
 NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own modules, except "
-                   + ", ".join(sorted(PRESENTATION_MODULES)) + " and every module under "
-                   + ", ".join(PRESENTATION_FOLDERS))
+                   + ", ".join(SHARED_PRESENTATION) + " and the modules each paper declares in "
+                   f"labeldp_sim/<paper>/{DECLARATION}.py ({DECLARED})")
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")
 LIBRARIES = ("labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
@@ -61,26 +69,52 @@ def library_versions() -> dict:
     return {name: library_version(name) for name in LIBRARIES}
 
 
+def paper_packages() -> tuple:
+    """The paper packages: every subpackage of the package but the shared ones (found on disk)."""
+    return tuple(sorted(info.name for info in pkgutil.iter_modules([str(PACKAGE_DIR)])
+                        if info.ispkg and info.name not in SHARED_PACKAGES))
+
+
+def presentation_modules(paper: str) -> tuple:
+    """The presentation modules ``paper`` declares, as paths relative to the package.
+
+    Read from ``labeldp_sim.<paper>.paper`` (imported here, at call time); a paper
+    without that module declares none, so every one of its modules counts.
+    """
+    name = f"{PACKAGE}.{paper}.{DECLARATION}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        return ()
+    return tuple(f"{paper}/{path}" for path in getattr(module, DECLARED, ()))
+
+
+def _presentation(relative: str, declared: tuple) -> bool:
+    return any(relative == path or (path.endswith("/") and relative.startswith(path)) for path in declared)
+
+
 @lru_cache(maxsize=8)
 def code_fingerprint(package: str | tuple | None = None) -> str:
     """sha256 of the package version, the numeric libraries' versions and the numeric sources.
 
     The sources are :data:`NUMERIC_MODULES`: the shared core and privacy
     modules plus those of the paper packages named by ``package`` (one name,
-    e.g. ``"table1"``, or a tuple of names; None hashes every package), read as bytes.  Anything else (reports, fits,
-    the CLI, the store, other papers) can change without invalidating trials.
+    e.g. ``"table1"``, or a tuple of names; None hashes every package), read as
+    bytes, less the presentation modules.  Anything else (reports, fits, the
+    CLI, the store, other papers) can change without invalidating trials.
     """
-    own = (package,) if isinstance(package, str) else tuple(package or ())
+    own = (package,) if isinstance(package, str) else paper_packages() if package is None else tuple(package)
+    declared = SHARED_PRESENTATION + tuple(path for paper in own for path in presentation_modules(paper))
     digest = hashlib.sha256()
-    from .. import __version__
-
     digest.update(f"labeldp-sim {__version__}\n".encode())
     for name in NUMERIC_LIBRARIES:
         digest.update(f"{name} {library_version(name)}\n".encode())
     for source in sorted(PACKAGE_DIR.rglob("*.py")):
         relative = source.relative_to(PACKAGE_DIR).as_posix()
         top = relative.split("/")[0]
-        if relative in PRESENTATION_MODULES or relative.startswith(PRESENTATION_FOLDERS) or (
+        if _presentation(relative, declared) or (
                 package is not None and "/" in relative and top not in (*SHARED_PACKAGES, *own)):
             continue
         digest.update(relative.encode() + b"\0" + source.read_bytes() + b"\0")

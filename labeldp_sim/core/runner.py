@@ -1,7 +1,8 @@
 """Monte-Carlo runner: trials keyed on stable ids, joblib-parallel, stored as they finish.
 
 Replicate r of grid point p draws all its randomness from
-``SeedSequence(seed, spawn_key=(*sha256(p.id)[:16 bytes], r))``, so a trial's
+``SeedSequence(seed, spawn_key=(*sha256(p.id)[:16 bytes], r))`` (:func:`trial_rng`, through
+:func:`~labeldp_sim.core.seeds.derive_rng`), so a trial's
 numbers do not depend on n_jobs, backend, chunking, order, or on which other
 points are in the grid.
 
@@ -39,6 +40,7 @@ from . import interrupts
 from .cluster import ClusterError, dask_client, fingerprint_on_worker
 from .points import Point
 from .provenance import code_fingerprint, git_commit
+from .seeds import derive_rng
 from .store import Schema, TrialStore
 
 __all__ = ["Plan", "RunStats", "execute", "shared_arguments", "trial_rng"]
@@ -305,5 +307,5 @@ def shared_arguments(tasks: list, min_bytes: int | None = None) -> list:
 
 
 def trial_rng(seed: int, point: Point, replicate: int) -> np.random.Generator:
-    """The random stream of one trial."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*point.seed_words, replicate)))
+    """The random stream of one trial: replicate ``replicate`` of ``point``."""
+    return derive_rng(seed, *point.seed_words, replicate)

@@ -1,6 +1,7 @@
 """Audit recipes of the K-class mechanisms (papers/002): RR, RRWithPrior, ALIBI, and their mutants.
 
-Registered with :func:`labeldp_sim.privacy.audit.register_cases` on import.
+One function per mechanism class (``rr_audit``, ``rr_with_prior_audit``, ``alibi_audit``), which
+the class's ``audit_cases`` returns: its real case, its planted mutant and its careless inputs.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from itertools import product
 
 import numpy as np
 
-from ..privacy.audit import (LABEL_NB, Careless, Case, Recipe, K_BB, builds, calls, matrix_loss, register_careless,
-                             register_cases)
+from ..privacy.audit import LABEL_NB, AuditCases, Careless, Case, Recipe, K_BB, builds, calls, matrix_loss
 from .mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 
-__all__ = []
+__all__ = ["rr_audit", "rr_with_prior_audit", "alibi_audit"]
 
 
 def _rr_exact(mech: RandomizedResponse):
@@ -91,52 +91,56 @@ class _MutantSmallScaleALIBI(ALIBI):
         self.scale = 1.0 / self.epsilon
 
 
-RECIPES = {
-    "rr": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 4", _rr_exact, _draw_rr),
-    "rr_with_prior": Recipe(LABEL_NB + "; prior fixed, computed without the label",
-                            "y = 0 vs y' = 1, K = 4, prior (.4, .3, .2, .1) (k* = 3)",
-                            _rr_prior_exact, _draw_rr_prior),
-    "alibi": Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 3", _alibi_exact, _draw_alibi),
-}
+RR = Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 4", _rr_exact, _draw_rr)
+RR_WITH_PRIOR = Recipe(LABEL_NB + "; prior fixed, computed without the label",
+                       "y = 0 vs y' = 1, K = 4, prior (.4, .3, .2, .1) (k* = 3)", _rr_prior_exact, _draw_rr_prior)
+ALIBI_RECIPE = Recipe(LABEL_NB, "y = 0 vs y' = 1, K = 3", _alibi_exact, _draw_alibi)
+
+# Each function below is the audit of one class, as the K-class experiments build it: its real
+# case, its planted mutant, and careless inputs to it — each must be refused in one line naming
+# the argument.
 
 
-@register_cases
-def kclass_cases(eps):
-    """RR, RRWithPrior and ALIBI as the K-class experiments build them, and their mutants."""
-    real = {"rr": RandomizedResponse(eps), "rr_with_prior": RRWithPrior(eps), "alibi": ALIBI(eps)}
-    mutants = [
-        ("rr: binary keep probability", "rr", _MutantBinaryKeepRR(eps), "keep e^ε/(e^ε+1), K = 4"),
-        ("rr_with_prior: prior from own label", "rr_with_prior", _MutantOwnLabelPriorRR(eps),
-         "prior ← (prior + onehot(y))/2"),
-        ("alibi: Lap(1/ε)", "alibi", _MutantSmallScaleALIBI(eps), "Lap(1/ε)"),
-    ]
-    return ([Case(name, mech, RECIPES[name]) for name, mech in real.items()],
-            [Case(name, mech, RECIPES[parent], parent, broken) for name, parent, mech, broken in mutants])
+def _report(rng, y, **given):
+    return calls("report", np.asarray(y), rng, K=K_BB, **given)
 
 
-@register_careless
-def kclass_careless(eps):
-    """Careless inputs to RR, RRWithPrior and ALIBI: each must be refused in one line naming the argument."""
-    rng = np.random.default_rng(0)
-    prior = RR_PRIOR[None, :]
+def rr_audit(eps) -> AuditCases:
+    """:class:`RandomizedResponse` (``rr``)."""
+    rng, rr = np.random.default_rng(0), RandomizedResponse(eps)
+    return AuditCases(
+        [Case("rr", RandomizedResponse(eps), RR)],
+        [Case("rr: binary keep probability", _MutantBinaryKeepRR(eps), RR, "rr", "keep e^ε/(e^ε+1), K = 4")],
+        [Careless("rr: label 0.5", rr, _report(rng, [0.5]), "y", "y = 0.5: echoed as the report"),
+         Careless("rr: label −1", rr, _report(rng, [-1]), "y", "y = −1"),
+         Careless("rr: ε = 40", RandomizedResponse, builds(40.0), "epsilon",
+                  "ε = 40: the keep probability rounds to 1 in float64, RR never flips"),
+         Careless("rr: ε = 710", RandomizedResponse, builds(710.0), "epsilon",
+                  "ε = 710: e^ε overflows, the keep probability is NaN")])
 
-    def report(y, **given):
-        return calls("report", np.asarray(y), rng, K=K_BB, **given)
 
-    rr, rr_prior, alibi = RandomizedResponse(eps), RRWithPrior(eps), ALIBI(eps)
-    return [
-        Careless("rr: label 0.5", rr, report([0.5]), "y", "y = 0.5: echoed as the report"),
-        Careless("rr: label −1", rr, report([-1]), "y", "y = −1"),
-        Careless("rr: ε = 40", RandomizedResponse, builds(40.0), "epsilon",
-                 "ε = 40: the keep probability rounds to 1 in float64, RR never flips"),
-        Careless("rr: ε = 710", RandomizedResponse, builds(710.0), "epsilon",
-                 "ε = 710: e^ε overflows, the keep probability is NaN"),
-        Careless("rr_with_prior: label −1", rr_prior, report([-1], prior=prior), "y", "y = −1: returned unchecked"),
-        Careless("rr_with_prior: NaN in prior", rr_prior, report([0], prior=[[np.nan, 0.3, 0.2, 0.1]]), "prior",
-                 "a prior with NaN: the top-k set is ill-defined"),
-        Careless("rr_with_prior: ε = 40", RRWithPrior, builds(40.0), "epsilon",
-                 "ε = 40: the keep probability rounds to 1 for a set of two"),
-        Careless("alibi: label 1.5", alibi, report([1.5]), "y", "y = 1.5: no one-hot vector"),
-        Careless("alibi: label K", alibi, report([K_BB]), "y", f"y = {K_BB} with K = {K_BB}"),
-        Careless("alibi: ε = 1e-320", ALIBI, builds(1e-320), "epsilon", "ε = 1e-320: the noise scale 2/ε overflows"),
-    ]
+def rr_with_prior_audit(eps) -> AuditCases:
+    """:class:`RRWithPrior` (``rr_with_prior``, LP-2ST's stage)."""
+    rng, rr_prior, prior = np.random.default_rng(0), RRWithPrior(eps), RR_PRIOR[None, :]
+    return AuditCases(
+        [Case("rr_with_prior", RRWithPrior(eps), RR_WITH_PRIOR)],
+        [Case("rr_with_prior: prior from own label", _MutantOwnLabelPriorRR(eps), RR_WITH_PRIOR, "rr_with_prior",
+              "prior ← (prior + onehot(y))/2")],
+        [Careless("rr_with_prior: label −1", rr_prior, _report(rng, [-1], prior=prior), "y",
+                  "y = −1: returned unchecked"),
+         Careless("rr_with_prior: NaN in prior", rr_prior, _report(rng, [0], prior=[[np.nan, 0.3, 0.2, 0.1]]),
+                  "prior", "a prior with NaN: the top-k set is ill-defined"),
+         Careless("rr_with_prior: ε = 40", RRWithPrior, builds(40.0), "epsilon",
+                  "ε = 40: the keep probability rounds to 1 for a set of two")])
+
+
+def alibi_audit(eps) -> AuditCases:
+    """:class:`ALIBI` (``alibi``)."""
+    rng, alibi = np.random.default_rng(0), ALIBI(eps)
+    return AuditCases(
+        [Case("alibi", ALIBI(eps), ALIBI_RECIPE)],
+        [Case("alibi: Lap(1/ε)", _MutantSmallScaleALIBI(eps), ALIBI_RECIPE, "alibi", "Lap(1/ε)")],
+        [Careless("alibi: label 1.5", alibi, _report(rng, [1.5]), "y", "y = 1.5: no one-hot vector"),
+         Careless("alibi: label K", alibi, _report(rng, [K_BB]), "y", f"y = {K_BB} with K = {K_BB}"),
+         Careless("alibi: ε = 1e-320", ALIBI, builds(1e-320), "epsilon",
+                  "ε = 1e-320: the noise scale 2/ε overflows")])

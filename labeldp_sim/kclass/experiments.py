@@ -22,30 +22,30 @@ from __future__ import annotations
 import time
 from abc import abstractmethod
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from joblib import delayed
 from scipy.spatial import cKDTree
 
-from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, RunnerSettings, check_list, check_memory,
-                           check_plan_size, config_node, eps_allowed, validate_common)
+from ..core.components import Interval, Options
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
+                           eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.kinds import JobSpec
 from ..core.points import keyed_rng
-from ..core.provenance import config_key
-from ..core.runner import Plan, execute
-from ..core.store import Column, Schema, TrialStore
+from ..core.runner import Plan
+from ..core.store import Column, Schema
+from ..core.sweeps import Rule, sweep_values
 from .families import GaussianCircle
-from .methods import METHODS, max_epsilon, method_scores
+from .methods import max_epsilon, method_classes, method_scores
 
 # the class spread σ: σ² and 1/(2σ²) stay normal float64 numbers in between
 SIGMA_MIN, SIGMA_MAX = 1e-150, 1e150
 # the code K-class trials run, besides the core and privacy (see core.provenance)
 PACKAGES = ("kclass",)
 
-__all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan",
-           "run_kclass", "run_digits"]
+__all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan"]
 
 def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial):
     start = time.perf_counter()
@@ -66,46 +66,52 @@ def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, tr
     return rows
 
 
-@dataclass
-class KClassSpec:
-    """A ``kclass_fig*`` experiment, validated by :func:`validate_kclass`.
+@dataclass(kw_only=True)
+class KClassSpec(JobSpec):
+    """A ``kclass_fig*`` experiment, validated by :func:`validate_kclass` (with the fields of every
+    :class:`JobSpec`).
 
     Attributes
     ----------
-    name : str
-        ``experiment_name``.
     K_values : list of int
         Class counts ``kclass.K``, each ≥ 2.
     sigma : float or "2/K"
         Class spread.
     N, k, eps, n_test, trials, split : the ``kclass.*`` values
     methods : list of str
-        Methods of :data:`METHODS`.
-    seed : int
-    runner : RunnerSettings
-    results_dir : pathlib.Path
-        ``paths.results_dir`` (validated, not created).
+        Names of K-class methods (:func:`~.methods.method_classes`).
     config_key : str
         Key of every (K, trial, method) record: the values above that set a
         trial's numbers, not ``K_values``, ``trials`` or ``methods`` (each
         record has its own seed key and method).
     """
 
-    name: str
-    K_values: list
-    sigma: object
+    K_values: list[int]
+    sigma: float | str
     N: int
     k: int
     eps: float
     n_test: int
     trials: int
     split: float
-    methods: list
-    seed: int
-    runner: RunnerSettings
-    results_dir: Path
-    config_key: str
+    methods: list[str]
     packages: tuple = PACKAGES
+
+
+# what a value of kclass.K and of digits.eps may be (the methods: those registered, see _methods)
+K_RULE = Interval(int, 2)
+EPS_RULE = Rule(lambda e: is_number(e) and EPS_MIN <= e <= EPS_MAX, eps_allowed())
+
+
+def _methods(key: str, names) -> list:
+    """``kclass.methods`` / ``digits.methods``: distinct names of registered methods."""
+    return [str(m) for m in sweep_values(key, names, Options(*method_classes()), f"{key}=[rr,alibi]")]
+
+
+def _staged(names) -> bool:
+    """Whether a method of ``names`` spends a first stage on ``split`` of the samples (LP-2ST)."""
+    table = method_classes()
+    return any(table[name].staged for name in names)
 
 
 def _check_eps_fits(key: str, eps: list, methods: list) -> None:
@@ -125,8 +131,7 @@ def validate_kclass(cfg) -> KClassSpec:
     basics = validate_common(cfg, "kclass")
     keys = ("K", "sigma", "N", "k", "eps", "n_test", "trials", "split", "methods")
     kc = config_node(cfg, "kclass", keys, required=keys)
-    K_values = check_list("kclass.K", kc["K"], lambda K: is_int(K) and K >= 2, "integers >= 2",
-                          "kclass.K=[2,5,10]")
+    K_values = sweep_values("kclass.K", kc["K"], K_RULE, "kclass.K=[2,5,10]")
     sigma = kc["sigma"]
     # σ² and 1/(2σ²) must stay normal float64 numbers (the posterior and the Bayes accuracy use both)
     sigma_allowed = f"a number in [{SIGMA_MIN:g}, {SIGMA_MAX:g}] or the string '2/K'"
@@ -145,10 +150,9 @@ def validate_kclass(cfg) -> KClassSpec:
         check(is_int(kc[key]) and kc[key] >= 1, f"kclass.{key}", kc[key], "integer >= 1")
     split = kc["split"]
     check(is_number(split) and 0 < split < 1, "kclass.split", split, "finite numbers in (0, 1)")
-    methods = check_list("kclass.methods", kc["methods"], lambda m: m in METHODS, ", ".join(METHODS),
-                         "kclass.methods=[rr,alibi]")
-    _check_eps_fits("kclass.eps", [eps], methods)
-    if "lp_2st" in methods:
+    names = _methods("kclass.methods", kc["methods"])
+    _check_eps_fits("kclass.eps", [eps], names)
+    if _staged(names):
         # LP-2ST's stage 1 (split·N samples in stream order) trains the prior with a
         # k-NN; stage 2 (the rest) must not be empty (see method_scores)
         n1 = max(k, int(round(split * N)))
@@ -158,19 +162,17 @@ def validate_kclass(cfg) -> KClassSpec:
                               f"split in [{k / N:.6g}, {(N - 0.5) / N:.6g})): LP-2ST trains its "
                               "stage-1 prior by kNN on split*N samples and privatizes the rest")
     check_memory(kclass_trial_needs(int(N), int(k), int(kc["n_test"]), max(int(K) for K in K_values),
-                                    float(split), methods), basics.runner, f"at K = {max(K_values)}")
-    check_plan_size(len(K_values) * int(kc["trials"]) * len(methods), "kclass.trials", kc["trials"], basics.runner)
+                                    float(split), names), basics.runner, f"at K = {max(K_values)}")
+    check_plan_size(len(K_values) * int(kc["trials"]) * len(names), "kclass.trials", kc["trials"], basics.runner)
     parts = {"kind": "kclass", "experiment": basics.name, "sigma": sigma, "N": int(N), "k": int(k),
              "eps": float(eps), "n_test": int(kc["n_test"]), "split": float(split),
              "seed": basics.seed}
-    return KClassSpec(name=basics.name, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
-                      k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
-                      split=float(split), methods=[str(m) for m in methods], seed=basics.seed,
-                      runner=basics.runner, results_dir=basics.results_dir,
-                      config_key=config_key(parts, PACKAGES))
+    return KClassSpec.of(basics, parts, PACKAGES, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
+                         k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
+                         split=float(split), methods=names)
 
 
-def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, methods) -> list:
+def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, names) -> list:
     """The arrays one K-class trial (:func:`_synthetic_trial`) holds at its peak, as lower bounds.
 
     Throughout: the N training points (features and label, 24 B each), the
@@ -189,7 +191,7 @@ def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, method
             Need(8.0 * n_ * k_ * K_, f"n_test × k × K = {n_test:,} × {k:,} × {K:,} neighbour label vectors "
                  "(float64)", {**nk, **kk, **Kk})]
     phases = [vote]
-    if "lp_2st" in methods:
+    if _staged(names):
         n1 = max(k_, round(split * N_))
         n2 = max(0.0, N_ - n1)
         phases.append([Need(8.0 * n2 * k_ * (K_ + 1) + 8.0 * n1 * K_, f"LP-2ST's {n2:,.0f} stage-2 samples × "
@@ -202,14 +204,13 @@ def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, method
 DIGITS_SAMPLES = 1797
 
 
-@dataclass
-class DigitsSpec:
-    """The ``kclass_digits`` experiment, validated by :func:`validate_digits`.
+@dataclass(kw_only=True)
+class DigitsSpec(JobSpec):
+    """The ``kclass_digits`` experiment, validated by :func:`validate_digits` (with the fields of
+    every :class:`JobSpec`).
 
     Attributes
     ----------
-    name : str
-        ``experiment_name``.
     eps : list of float
         Privacy budgets ``digits.eps``.
     splits : int
@@ -221,27 +222,18 @@ class DigitsSpec:
     split : float
         LP-2ST's stage-1 share of the training set.
     methods : list of str
-    seed : int
-    runner : RunnerSettings
-    results_dir : pathlib.Path
-        ``paths.results_dir`` (validated, not created).
     config_key : str
         Key of every (ε, split, method) record: ``k``, ``test_fraction``,
         ``split`` and ``seed``, not the ε list, the number of splits or the
         methods (each record has its own seed key and method).
     """
 
-    name: str
-    eps: list
+    eps: list[float]
     splits: int
     test_fraction: float
     k: int
     split: float
-    methods: list
-    seed: int
-    runner: RunnerSettings
-    results_dir: Path
-    config_key: str
+    methods: list[str]
     packages: tuple = PACKAGES
 
 
@@ -256,8 +248,7 @@ def validate_digits(cfg) -> DigitsSpec:
     basics = validate_common(cfg, "digits")
     keys = ("eps", "splits", "test_fraction", "k", "split", "methods")
     dg = config_node(cfg, "digits", keys, required=keys)
-    eps = check_list("digits.eps", dg["eps"], lambda e: is_number(e) and EPS_MIN <= e <= EPS_MAX,
-                     eps_allowed(), "digits.eps=[0.5,1,2]")
+    eps = sweep_values("digits.eps", dg["eps"], EPS_RULE, "digits.eps=[0.5,1,2]")
     splits = dg["splits"]
     check(is_int(splits) and splits >= 1, "digits.splits", splits, "integer >= 1")
     fraction = dg["test_fraction"]
@@ -269,11 +260,10 @@ def validate_digits(cfg) -> DigitsSpec:
     train = DIGITS_SAMPLES - n_test
     split = dg["split"]
     check(is_number(split) and 0 < split < 1, "digits.split", split, "finite numbers in (0, 1)")
-    methods = check_list("digits.methods", dg["methods"], lambda m: m in METHODS, ", ".join(METHODS),
-                         "digits.methods=[rr,alibi]")
-    _check_eps_fits("digits.eps", eps, methods)
+    names = _methods("digits.methods", dg["methods"])
+    _check_eps_fits("digits.eps", eps, names)
     k = dg["k"]
-    lp_2st = "lp_2st" in methods
+    lp_2st = _staged(names)
     # the k-NN runs on the training set, and LP-2ST's prior on its first stage alone
     most = int(np.floor(split * train)) if lp_2st else train
     check(is_int(k) and 1 <= k <= most, "digits.k", k,
@@ -282,13 +272,11 @@ def validate_digits(cfg) -> DigitsSpec:
     if lp_2st and not int(round(split * train)) < train:
         raise ConfigError("digits.split", split, f"values with round(split*{train}) < {train} "
                           "(LP-2ST privatizes the rest of the training set in stage 2)")
-    check_plan_size(len(eps) * int(splits) * len(methods), "digits.splits", splits, basics.runner)
+    check_plan_size(len(eps) * int(splits) * len(names), "digits.splits", splits, basics.runner)
     parts = {"kind": "digits", "k": int(k), "test_fraction": float(fraction), "split": float(split),
              "seed": basics.seed}
-    return DigitsSpec(name=basics.name, eps=[float(e) for e in eps], splits=int(splits),
-                      test_fraction=float(fraction), k=int(k), split=float(split),
-                      methods=[str(m) for m in methods], seed=basics.seed, runner=basics.runner,
-                      results_dir=basics.results_dir, config_key=config_key(parts, PACKAGES))
+    return DigitsSpec.of(basics, parts, PACKAGES, eps=[float(e) for e in eps], splits=int(splits),
+                         test_fraction=float(fraction), k=int(k), split=float(split), methods=names)
 
 
 KCLASS_TRIALS = Schema("kclass_trials", (
@@ -357,11 +345,6 @@ class KClassPlan(_MethodTrialPlan):
                                         methods, s.seed, t)
 
 
-def run_kclass(spec: KClassSpec, store: TrialStore) -> tuple:
-    """Run (or resume) one ``kclass_fig*`` experiment through the store: (trials, RunStats)."""
-    return execute(KClassPlan(spec), store)
-
-
 def _digits_trial(X, y, eps, methods, k, test_fraction, seed, split_index, split):
     rng = keyed_rng(seed, "digits", "split", split_index)
     order = rng.permutation(len(y))
@@ -403,10 +386,3 @@ class DigitsPlan(_MethodTrialPlan):
         eps, split_index = trial
         return delayed(_digits_records)(eps, methods, s.k, s.test_fraction, s.seed, split_index,
                                         s.split)
-
-
-def run_digits(spec, store: TrialStore) -> tuple:
-    """Run (or resume) ``kclass_digits`` through the store: (trials, RunStats)."""
-    return execute(DigitsPlan(spec), store)
-
-

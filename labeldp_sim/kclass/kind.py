@@ -1,7 +1,10 @@
 """The K-class experiments of papers/002 as experiment kinds of the harness.
 
 ``kind: kclass`` (Figures 2-4: accuracy vs K on the Gaussian circle) and
-``kind: digits`` (the same methods on scikit-learn's digits).
+``kind: digits`` (the same methods on scikit-learn's digits).  Both state the
+hooks of the core's one run template
+(:meth:`~labeldp_sim.core.kinds.ExperimentKind.run`); every run refreshes
+``results/kclass_claims.{md,csv}``.
 """
 
 from __future__ import annotations
@@ -9,65 +12,61 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
-from ..core.store import STORE_NAME, TrialStore, locked, staged
 
 __all__ = ["KClassKind", "DigitsKind"]
 
 
+def _experiments(name: str):
+    from . import experiments
+
+    return getattr(experiments, name)
+
+
+def _report(name: str):
+    from . import report
+
+    return getattr(report, name)
+
+
 class _AccuracyKind(ExperimentKind):
-    """Accuracy per method through the store, then the summary, plot, table and claims."""
+    """Accuracy per method through the store, then the summary, plot, table and claims.
 
-    def run(self, cfg, spec, overrides, subdir, export) -> dict:
-        out = self.output_dir(spec, subdir)
-        out.mkdir(parents=True, exist_ok=True)
-        trials, stats = self.execute(spec, TrialStore(Path(spec.results_dir) / STORE_NAME))
-        result = {}
-        export(out, spec, stats, lambda: result.setdefault("summary", self.write(spec, trials, out)))
-        if not subdir:
-            from .report import write_claims
+    A subclass names its ``validator(cfg)`` and ``plan_class(spec)`` in :mod:`.experiments`, its
+    ``summarizer(spec, trials)`` and ``writer(spec, trials, summary, out)`` in :mod:`.report`:
+    imported when a run needs them, so that importing the package (as every worker does) loads
+    no plotting or fitting code.
+    """
 
-            with locked(Path(spec.results_dir), ".kclass_claims.lock"), staged(Path(spec.results_dir)):
-                write_claims(Path(spec.results_dir))
+    shared_lock = ".kclass_claims.lock"
+    validator = plan_class = summarizer = writer = ""
+
+    def validate(self, cfg):
+        return _experiments(self.validator)(cfg)
+
+    def plan(self, spec):
+        return _experiments(self.plan_class)(spec)
+
+    def analyse(self, spec, trials) -> dict:
+        return {"summary": _report(self.summarizer)(spec, trials)}
+
+    def write(self, spec, trials, analysis, out: Path) -> None:
+        _report(self.writer)(spec, trials, analysis["summary"], out)
+
+    def write_shared(self, directory: Path) -> None:
+        _report("write_claims")(directory)
+
+    def announce(self, spec, analysis, out: Path) -> None:
         print((out / "accuracy.md").read_text())
-        return {"trials": trials, "summary": result["summary"], "out": out, "run": stats}
 
 
 class KClassKind(_AccuracyKind):
     name = node = "kclass"
-
-    def validate(self, cfg):
-        from .experiments import validate_kclass
-
-        return validate_kclass(cfg)
-
-    def execute(self, spec, store):
-        from .experiments import run_kclass
-
-        return run_kclass(spec, store)
-
-    def write(self, spec, trials, out):
-        from .report import write_kclass
-
-        return write_kclass(spec, trials, out)
+    validator, plan_class, summarizer, writer = "validate_kclass", "KClassPlan", "summarize_kclass", "write_kclass"
 
 
 class DigitsKind(_AccuracyKind):
     name = node = "digits"
-
-    def validate(self, cfg):
-        from .experiments import validate_digits
-
-        return validate_digits(cfg)
-
-    def execute(self, spec, store):
-        from .experiments import run_digits
-
-        return run_digits(spec, store)
-
-    def write(self, spec, trials, out):
-        from .report import write_digits
-
-        return write_digits(spec, trials, out)
+    validator, plan_class, summarizer, writer = "validate_digits", "DigitsPlan", "summarize_digits", "write_digits"
 
 
 register(KClassKind())

@@ -2,8 +2,8 @@
 
 Each is a :class:`~labeldp_sim.privacy.protocols.LocalMechanism`: ``report`` checks
 the labels at the boundary (integers in 0..K−1, K given) and ``_report`` is the one
-place its noise is drawn; the proofs are in the docstrings.  The audit recipes are
-in :mod:`labeldp_sim.kclass.audit`.
+place its noise is drawn; the proofs are in the docstrings.  Each declares its
+``parameters`` and its ``audit_cases``, whose recipes are in :mod:`labeldp_sim.kclass.audit`.
 
 These are simulation mechanisms, not for releasing real data.  RR and RRWithPrior
 compare float64 uniforms (a grid of 2^-53) with their keep probabilities, so ε is
@@ -19,18 +19,28 @@ import numpy as np
 
 from ..core.errors import ConfigError, check
 from ..privacy.protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, LocalMechanism, _counts,
-                                 _require_K, check_classes, check_finite, laplace_sum, noise_scale, shown)
+                                 _require_K, audit_recipe, check_classes, check_finite, epsilon_parameter,
+                                 laplace_sum, noise_scale, shown)
 
 # RR at K = 2 (and RRWithPrior's sets of two) flip with probability 1/(e^ε + 1), the smallest of any K
 _RR_LIMIT = ("beyond it the flip probability 1/(e^ε+1) of two classes is < 2^-52 and the keep "
              "probability rounds to 1 in float64 (a report that never flips)")
+AUDIT = "labeldp_sim.kclass.audit"  # the recipes of these classes (imported by the audit only)
 
 __all__ = ["RandomizedResponse", "RRWithPrior", "ALIBI"]
 
 # (papers/002: the baselines of the vector-approximation paper; RAPPOR above is its method)
 
 
-class RandomizedResponse(CubeSumMechanism):
+class _RRBudget:
+    """What RR and RRWithPrior state alike: label LDP, and an ε whose flip probability float64 keeps."""
+
+    privacy = LABEL_LOCAL
+    max_epsilon, epsilon_limit = LOG_ODDS_LIMIT, _RR_LIMIT
+    parameters = {"epsilon": epsilon_parameter(LOG_ODDS_LIMIT, _RR_LIMIT)}
+
+
+class RandomizedResponse(_RRBudget, CubeSumMechanism):
     r"""K-ary randomized response: keep y with probability e^ε/(e^ε+K−1), else a uniform other class.
 
     Privacy: every output's probability is e^ε/(e^ε+K−1) or 1/(e^ε+K−1), a ratio of at
@@ -46,9 +56,7 @@ class RandomizedResponse(CubeSumMechanism):
     """
 
     name = "rr"
-    privacy = LABEL_LOCAL
-    max_epsilon = LOG_ODDS_LIMIT
-    epsilon_limit = _RR_LIMIT
+    audit_cases = audit_recipe(AUDIT, "rr_audit")
 
     def keep_probability(self, K):
         e = np.exp(self.epsilon)
@@ -70,13 +78,13 @@ class RandomizedResponse(CubeSumMechanism):
     def aggregate(self, reports, cells, n_cells, K):
         return _counts(cells, reports, n_cells, K)
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)
         M = self.transition_matrix(K)
         return sum(rng.multinomial(counts[:, j], M[j]) for j in range(K))
 
 
-class RRWithPrior(LocalMechanism):
+class RRWithPrior(_RRBudget, LocalMechanism):
     r"""RRWithPrior (Ghazi et al., 2021): randomized response restricted to a top-k set.
 
     Given a prior p over the K classes for this sample, take the k classes with
@@ -94,9 +102,7 @@ class RRWithPrior(LocalMechanism):
     """
 
     name = "rr_with_prior"
-    privacy = LABEL_LOCAL
-    max_epsilon = LOG_ODDS_LIMIT
-    epsilon_limit = _RR_LIMIT
+    audit_cases = audit_recipe(AUDIT, "rr_with_prior_audit")
 
     def top_k_sets(self, prior):
         """(order, k*) per row: classes by decreasing prior and the chosen set size."""
@@ -168,6 +174,8 @@ class ALIBI(CubeSumMechanism):
 
     name = "alibi"
     privacy = LABEL_LOCAL
+    parameters = {"epsilon": epsilon_parameter()}
+    audit_cases = audit_recipe(AUDIT, "alibi_audit")
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
@@ -187,7 +195,7 @@ class ALIBI(CubeSumMechanism):
         return np.stack([np.bincount(cells, weights=reports[:, j], minlength=n_cells)
                          for j in range(K)], axis=1)
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)
         n = counts.sum(axis=1, keepdims=True)
         return counts + laplace_sum(np.broadcast_to(n, counts.shape), self.scale, rng)

@@ -12,27 +12,38 @@ from ..core.report import markdown_table, mean_ci_grid
 from ..core.store import atomic_write
 from .claims import CLAIMS, check_claims, claims_markdown, load_summaries, load_trials
 from .families import GaussianCircle
-from .methods import LABELS
+from .methods import method_classes
 
-__all__ = ["write_kclass", "write_digits", "write_claims"]
+__all__ = ["summarize_kclass", "write_kclass", "summarize_digits", "write_digits", "write_claims"]
 
 
-def write_kclass(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+def _bayes(spec) -> dict:
+    """K -> the Bayes accuracy of the family at K, in the order of ``spec.K_values``."""
+    return {K: GaussianCircle(K, spec.sigma).bayes_accuracy() for K in spec.K_values}
+
+
+def summarize_kclass(spec, trials: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy with its CI per (K, method), and the Bayes accuracy at K."""
+    summary = summarize_by(trials, ["K", "method"], "accuracy")
+    summary["bayes_accuracy"] = summary.K.map(_bayes(spec))
+    return summary
+
+
+def write_kclass(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -> None:
     """trials.csv, summary.csv, accuracy.png and accuracy.md of one ``kclass_fig*`` run."""
     import matplotlib.pyplot as plt
 
     columns = ["experiment", "config_key", "seed_key", "K", "trial", "method", "accuracy", "seconds",
                "sigma", "N", "k", "eps", "run_id", "computed_by"]
     atomic_write(out / "trials.csv", lambda p: trials[columns].to_csv(p, index=False))
-    summary = summarize_by(trials, ["K", "method"], "accuracy")
-    bayes = {K: GaussianCircle(K, spec.sigma).bayes_accuracy() for K in spec.K_values}
-    summary["bayes_accuracy"] = summary.K.map(bayes)
+    bayes = _bayes(spec)
+    labels = {name: cls.label for name, cls in method_classes().items()}
     atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for method, part in summary.groupby("method", sort=False):
         ax.errorbar(part.K, part["mean"], yerr=1.96 * part.se, marker="o", capsize=3,
-                    label=LABELS[method])
+                    label=labels[method])
     ax.plot(list(bayes), list(bayes.values()), "--", color="purple", label="Bayes")
     ax.set_xlabel("K (classes)")
     ax.set_ylabel("test accuracy")
@@ -46,23 +57,24 @@ def write_kclass(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
 
     grid = mean_ci_grid(summary, "K", "method", spec.K_values, spec.methods)
     lines = [f"# {spec.name}: accuracy (mean ± 95% CI half-width, {spec.trials} trials)", ""]
-    lines += markdown_table(["K", "Bayes", *(LABELS[m] for m in spec.methods)],
+    lines += markdown_table(["K", "Bayes", *(labels[m] for m in spec.methods)],
                             [[K, f"{bayes[K]:.3f}", *(grid[K, m] for m in spec.methods)]
                              for K in spec.K_values])
     own = [c for c in CLAIMS if c.figure == spec.name]
     lines += ["", claims_markdown(check_claims({spec.name: summary}, own, trials={spec.name: trials}))]
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-    return summary
 
 
+def summarize_digits(spec, trials: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy with its CI per (ε, method)."""
+    return summarize_by(trials, ["eps", "method"], "accuracy")
 
 
-def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
+def write_digits(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -> None:
     """accuracy.csv (one row per split and method), summary.csv and accuracy.md."""
     columns = ["experiment", "config_key", "seed_key", "eps", "split", "method", "accuracy",
                "seconds", "run_id", "computed_by"]
     atomic_write(out / "accuracy.csv", lambda p: trials[columns].to_csv(p, index=False))
-    summary = summarize_by(trials, ["eps", "method"], "accuracy")
     atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
     eps = [float(e) for e in spec.eps]
     grid = mean_ci_grid(summary, "method", "eps", spec.methods, eps)
@@ -70,9 +82,8 @@ def write_digits(spec, trials: pd.DataFrame, out: Path) -> pd.DataFrame:
              f"{spec.splits} random {1 - spec.test_fraction:.0%}/{spec.test_fraction:.0%} splits; "
              "mean ± 95% CI half-width)", ""]
     lines += markdown_table(["method", *(f"ε = {e:g}" for e in eps)],
-                            [[LABELS[m], *(grid[m, e] for e in eps)] for m in spec.methods])
+                            [[method_classes()[m].label, *(grid[m, e] for e in eps)] for m in spec.methods])
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-    return summary
 
 
 def write_claims(results_dir: Path) -> pd.DataFrame:

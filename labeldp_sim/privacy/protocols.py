@@ -15,22 +15,30 @@ clipping and noise happen in one method per mechanism:
     ``aggregate(reports, cells, n_cells, K)``: the per-cube statistic (12), a sum
     of reports; ``sample_aggregate(data, N, rng, K)``: the same statistic drawn
     exactly in law from the per-cube label counts (the mechanism's own
-    sufficient-statistic sampler, SPEC §4); ``collect``: reports of the samples
-    in chunks, aggregated as they are drawn.
+    sufficient-statistic sampler ``_sample_aggregate``, SPEC §4); ``collect``:
+    reports of the samples in chunks, aggregated as they are drawn.
 
 :class:`NoisyLabel` (local) — one number per user, which a kNN averages.
 
 :class:`CentralMechanism` — ``release(data, rng, N, h, d)``
     maps the data set, given as a :class:`CubeData` (the samples, or their
     per-cube label counts: both paths run this same code), to the released
-    per-cube output, clipping and noise included.  A :class:`CubeData` checks
-    its arrays when it is built, so no release reads unchecked data.
+    per-cube output, clipping and noise included (in ``_release``).  A
+    :class:`CubeData` checks its arrays when it is built, so no release reads
+    unchecked data.
 
 :class:`NoPrivacy` is explicit: its report is the label (a read-only view).  K is always
 an argument for classification mechanisms, never inferred from the labels.
 
-**Careless inputs are refused at the boundary**, in one line that names the
-argument (a :class:`~labeldp_sim.core.errors.ConfigError`, a ``ValueError``):
+Every mechanism is a :class:`~labeldp_sim.core.components.Component` (group
+``mechanism`` here; the user-level randomizers have their own): it declares its
+keyword parameters (``parameters``), and its ``audit_cases`` names what the
+privacy audit runs for it.  A protocol's boundary
+methods (``boundary``) cannot be overridden by a public concrete mechanism: the
+class is refused when it is defined.
+
+**Careless inputs are refused at the boundary** (:mod:`labeldp_sim.privacy.checks`), in one
+line that names the argument (a :class:`~labeldp_sim.core.errors.ConfigError`, a ``ValueError``):
 labels that are not integers in 0..K−1, cube indices outside 0..n_cells−1, NaN
 or ±inf in labels, arrays of the wrong shape, and an ε whose probabilities
 float64 cannot represent (:data:`LOG_ODDS_LIMIT`) or whose noise scale
@@ -56,19 +64,26 @@ and the checks here.
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.components import Component, Nullable
+from ..core.errors import ConfigError, check
+# the boundary checks (re-exported: the mechanisms of every paper import them from here)
+from .checks import (LOG_ODDS_LIMIT, _array, _describe, _refuse_first, _require_K, check_cells, check_classes,
+                     check_epsilon, check_finite, check_n_cells, check_noise_scale, check_reals, epsilon_parameter,
+                     noise_scale, shown)
 
 __all__ = ["Privacy", "NONE", "LABEL_LOCAL", "LABEL_CENTRAL", "FULL_LOCAL", "FULL_CENTRAL", "USER_LOCAL",
            "Mechanism", "LocalMechanism", "CubeSumMechanism", "NoisyLabel", "CentralMechanism", "CubeData",
            "NoPrivacy", "argmax_random_ties", "laplace_sum", "LOG_ODDS_LIMIT", "check_epsilon", "check_noise_scale",
            "noise_scale", "check_classes", "check_reals", "check_cells", "check_n_cells", "check_finite",
-           "shown"]
+           "shown", "epsilon_parameter", "MECHANISMS", "audit_recipe"]
 
 
 @dataclass(frozen=True)
@@ -109,150 +124,8 @@ def laplace_sum(n, scale, rng):
     return scale * (rng.gamma(n) - rng.gamma(n))
 
 
-# --------------------------------------------------------------------------- the boundary
-# Why each check exists: a label outside 0..K−1 lands in another class's bit or cube (a negative
-# one wraps round to the last); a cube index past n_cells grows the output by an entry whose
-# presence names the record; NaN passes every clip and comes out as NaN; a 2-D array where one
-# number per user is expected changes what "one user" means.
-
-# A sampler compares uniforms on the grid of 2^-53 with its probabilities, so an outcome less
-# likely than one grid step is never drawn: a keep probability that rounds to 1.0 never flips
-# (an infinite loss), and past ε ≈ 709.8 e^ε overflows and the probability is NaN.  The rarer
-# outcome of one neighbour step of the finite-output mechanisms has probability 1/(1 + e^a)
-# (a = ε for RR, ε/2 for a RAPPOR bit, the weight for the exponential mechanism); a ≤ this limit
-# keeps it ≥ 2^-52, two grid steps.  No log-space form helps: the samplers compare a uniform
-# with the keep probability itself, and drawing the flip instead would change every draw.
-LOG_ODDS_LIMIT = math.log(2.0 ** 52 - 1)  # ≈ 36.04
-
-
-class _Shown(str):
-    """A description shown as it is after "got" in a :class:`ConfigError` (``repr`` would quote it)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def shown(text) -> _Shown:
-    """``text`` as the ``got`` of a :class:`ConfigError`, unquoted (e.g. "nan at index 3")."""
-    return _Shown(text)
-
-
-def _describe(x: np.ndarray) -> _Shown:
-    if x.ndim == 0:
-        return shown(repr(x.item()))
-    return shown(f"an array of shape {x.shape} and dtype {x.dtype}")
-
-
-def _array(x, name, allowed) -> np.ndarray:
-    """``x`` as an array, or a one-line refusal (a ragged list or an object numpy cannot read)."""
-    try:
-        return np.asarray(x)
-    except (TypeError, ValueError):
-        raise ConfigError(name, shown(type(x).__name__), allowed) from None
-
-
-def _refuse_first(name, x, bad, allowed):
-    """Refuse, showing the first entry of ``x`` where ``bad`` holds (the error path only)."""
-    index = tuple(int(i) for i in np.argwhere(bad)[0])
-    where = index[0] if len(index) == 1 else index
-    raise ConfigError(name, shown(f"{x[index].item()!r} at index {where}"), allowed)
-
-
-def check_finite(x: np.ndarray, name: str, allowed: str) -> np.ndarray:
-    """``x`` unchanged when every entry is finite (one pass over float arrays; integers always are)."""
-    if x.dtype.kind == "f" and not np.isfinite(x).all():
-        _refuse_first(name, x, ~np.isfinite(x), allowed)
-    return x
-
-
-def _vector(x, name, allowed) -> np.ndarray:
-    """One real number per user: a 1-D array of integers or floats (no bools, objects, strings)."""
-    x = _array(x, name, allowed)
-    if x.ndim != 1 or (len(x) and x.dtype.kind not in "iuf"):
-        raise ConfigError(name, _describe(x), allowed)
-    return x
-
-
-def _require_K(K):
-    """K from the caller: a report whose length depended on the data would leak it."""
-    if not is_int(K) or K < 2:
-        raise ConfigError("K", K, "the number of classes (an integer >= 2), given, never inferred")
-    return int(K)
-
-
-def _indices(x: np.ndarray, name, high, allowed) -> np.ndarray:
-    """``x`` unchanged when it is an integer array with values in 0..high−1 (or empty)."""
-    if not len(x):
-        return x
-    if x.dtype.kind not in "iu":
-        raise ConfigError(name, _describe(x), allowed)
-    if x.min() < 0 or x.max() >= high:
-        _refuse_first(name, x, (x < 0) | (x >= high), allowed)
-    return x
-
-
-def check_classes(y, K, name="y") -> np.ndarray:
-    """Class labels: a 1-D integer array with values in 0..K−1, returned as given.
-
-    A float label is refused even when it is whole: RR would echo 0.5 as a report,
-    RAPPOR would give it no bit of its own, and an index must be an integer.
-    """
-    K = _require_K(K)
-    allowed = f"integers in 0..{K - 1}, one per user"
-    return _indices(_vector(y, name, allowed), name, K, allowed)
-
-
-def check_reals(y, name="y") -> np.ndarray:
-    """Real labels: a 1-D array of finite numbers, returned as given (NaN passes every clip)."""
-    allowed = "finite real numbers, one per user"
-    return check_finite(_vector(y, name, allowed), name, allowed)
-
-
-def check_n_cells(n_cells, low=1) -> int:
-    """The number of cubes: an integer ≥ ``low``."""
-    check(is_int(n_cells) and n_cells >= low, "n_cells", n_cells, f"the number of cubes, an integer >= {low}")
-    return int(n_cells)
-
-
-def check_cells(cells, n_cells, n, name="cells") -> np.ndarray:
-    """Cube indices: a 1-D integer array of ``n`` values in 0..n_cells−1, returned as given.
-
-    An index ≥ n_cells would add an entry to a per-cube output (its presence names
-    the record), and a negative one would count the record in the last cube.
-    """
-    allowed = f"integers in 0..{n_cells - 1}, one per user"
-    if cells is None:
-        raise ConfigError(name, None, f"the cube of each user ({allowed})")
-    cells = _vector(cells, name, allowed)
-    check(len(cells) == n, name, shown(f"{len(cells)} cube indices"), f"one per label ({n})")
-    return _indices(cells, name, n_cells, allowed)
-
-
-def check_epsilon(epsilon, limit=math.inf, why="") -> float:
-    """ε as a float: a finite number > 0, and at most ``limit`` where float64 sets one (``why``)."""
-    if math.isinf(limit):
-        check(is_number(epsilon) and epsilon > 0, "epsilon", epsilon, "a finite number > 0")
-    else:
-        check(is_number(epsilon) and 0 < epsilon <= limit, "epsilon", epsilon,
-              f"a number in (0, {limit:.6g}]: {why}")
-    return float(epsilon)
-
-
-def noise_scale(numerator, epsilon, formula) -> float:
-    """The Laplace scale ``numerator / epsilon``, refused unless finite and > 0 in float64.
-
-    A tiny ε overflows it to inf (every report ±inf or NaN); a huge one, or a tiny
-    numerator, underflows it to 0 (no noise at all).
-    """
-    return check_noise_scale(numerator / epsilon, epsilon, formula)
-
-
-def check_noise_scale(scale, epsilon, formula="") -> float:
-    """``scale`` unchanged when finite and > 0 in float64; else a one-line error on ``epsilon``."""
-    what = f"the noise scale {formula}" if formula else "the noise scale"
-    check(math.isfinite(scale) and scale > 0, "epsilon", epsilon,
-          f"a number > 0 that keeps {what} finite and > 0 in float64 (it is {scale:g})")
-    return scale
+# the component group of the label-privacy mechanisms, the one conf/mechanism/*.yaml name by _target_
+MECHANISMS = "mechanism"
 
 
 def _counts(cells, y, n_cells, K):
@@ -337,8 +210,15 @@ class CubeData:
         return np.bincount(self.cells, weights=y, minlength=self.n_cells)
 
 
-class Mechanism(ABC):
+class Mechanism(Component, ABC):
     """What every mechanism states: its ε, what it protects, the tasks it fits.
+
+    A :class:`~labeldp_sim.core.components.Component`: the protocols below give
+    their mechanisms the group ``mechanism`` (a config reaches one by
+    ``_target_``; the privacy audit iterates the registries of every group
+    holding mechanisms), and each concrete class declares ``parameters``, its
+    keyword parameters and what each accepts, and says what the audit runs for
+    it (:meth:`audit_cases`).
 
     Attributes
     ----------
@@ -349,8 +229,16 @@ class Mechanism(ABC):
     max_epsilon : float
         The largest ε whose probabilities float64 represents (inf where none is
         set); the constructor refuses a larger one, saying ``epsilon_limit``.
+    boundary : tuple of str
+        The protocol's methods that check the data and hand them to the mechanism's
+        clipping and noise.  A public concrete subclass that overrides one is refused
+        when it is defined, so no mechanism a config can name skips the checks
+        (``_…`` classes — planted mutants, test fixtures — are not registered).
     """
 
+    group = None  # no registry lists this base: each protocol names its group
+    parameters = {"epsilon": epsilon_parameter()}
+    boundary: ClassVar[tuple] = ()
     name: str = ""
     privacy: Privacy
     tasks: tuple = ("classification",)
@@ -358,11 +246,49 @@ class Mechanism(ABC):
     max_epsilon: float = math.inf
     epsilon_limit: str = ""
 
+    def __init_subclass__(cls, **kwargs):
+        # before the registry sees the class: a refused class must not be listed
+        if not cls.__name__.startswith("_") and not _abstract_methods(cls):
+            for method in sorted({m for k in cls.__mro__ for m in vars(k).get("boundary", ())}):
+                owner = next(k for k in cls.__mro__ if method in vars(k))
+                if method not in vars(owner).get("boundary", ()):
+                    protocol = next(k for k in cls.__mro__ if method in vars(k).get("boundary", ()))
+                    raise TypeError(f"{cls.__name__}: {owner.__name__} may not override {protocol.__name__}.{method}, "
+                                    f"the protocol's boundary (it checks the data); implement the protocol's hook "
+                                    f"(_report, _release, _law...) instead")
+        super().__init_subclass__(**kwargs)
+
     def __init__(self, epsilon):
         self.epsilon = check_epsilon(epsilon, self.max_epsilon, self.epsilon_limit)
 
+    @classmethod
+    def audit_cases(cls, eps):
+        """What the privacy audit runs for this class at the claimed ε = ``eps``: an
+        :class:`~labeldp_sim.privacy.audit.AuditCases` (real cases of exactly this class, planted
+        mutants, careless inputs).  Each concrete mechanism states its own, usually as
+        ``audit_cases = audit_recipe(module, function)``; None (this default) stops the audit.
+        """
+        return None
+
     def __repr__(self):
         return f"{type(self).__name__}(epsilon={self.epsilon})"
+
+
+def audit_recipe(module: str, function: str, with_class: bool = False) -> classmethod:
+    """The ``audit_cases`` of a mechanism class whose audit is ``module.function(eps)`` (``(cls, eps)``
+    ``with_class``): named, like a config's ``_target_``, and imported only when the audit asks —
+    the audit's machinery stays out of every run's start-up, and no module imports its recipes'."""
+    def audit_cases(cls, eps):
+        recipe = getattr(importlib.import_module(module), function)
+        return recipe(cls, eps) if with_class else recipe(eps)
+
+    audit_cases.__doc__ = f"What the privacy audit runs for this class: ``{module}.{function}``."
+    return classmethod(audit_cases)
+
+
+def _abstract_methods(cls) -> set:
+    """The abstract methods ``cls`` leaves unimplemented (ABCMeta has not computed them yet)."""
+    return {name for name in dir(cls) if getattr(getattr(cls, name, None), "__isabstractmethod__", False)}
 
 
 class LocalMechanism(Mechanism):
@@ -374,6 +300,8 @@ class LocalMechanism(Mechanism):
     unchecked data.
     """
 
+    group = MECHANISMS
+    boundary = ("report", "check_inputs")
     needs_cells = False  # the report depends on each user's cube (the features are protected)
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None, **given):
@@ -419,17 +347,25 @@ class CubeSumMechanism(LocalMechanism):
 
     The statistic is a per-cube score matrix (n_cells, K) for classification,
     and the pair (n, S) of per-cube counts and sums for regression.
+    :meth:`collect` and :meth:`sample_aggregate` are boundaries too: the first
+    checks the whole arrays, the second takes a :class:`CubeData` only (its
+    arrays checked when it was built) and hands it to :meth:`_sample_aggregate`.
     """
 
+    boundary = ("collect", "sample_aggregate")
     chunk = None  # users per block in collect: None = all at once
 
     @abstractmethod
     def aggregate(self, reports, cells, n_cells, K):
         """The per-cube statistic of a block of reports (post-processing)."""
 
-    @abstractmethod
     def sample_aggregate(self, data: CubeData, N, rng, K=None):
         """The per-cube statistic drawn exactly in law from ``data``'s per-cube label counts."""
+        return self._sample_aggregate(_check_data(data), N, rng, K)
+
+    @abstractmethod
+    def _sample_aggregate(self, data: CubeData, N, rng, K=None):
+        """:meth:`sample_aggregate` of a checked :class:`CubeData`: the mechanism's noise, in law."""
 
     def collect(self, y, rng, *, K=None, cells=None, n_cells=None):
         """``aggregate`` of every user's ``report``, in blocks of ``chunk`` users."""
@@ -457,12 +393,30 @@ class NoisyLabel(LocalMechanism):
     """A local mechanism whose report is one number per user (a kNN averages them)."""
 
 
-class CentralMechanism(Mechanism):
-    """A mechanism run by a curator on the whole data set (a :class:`CubeData`, checked when built)."""
+def _check_data(data) -> CubeData:
+    """``data`` unchanged when it is a :class:`CubeData` (whose arrays were checked when it was built)."""
+    check(isinstance(data, CubeData), "data", shown(type(data).__name__),
+          "a CubeData: the samples or their per-cube label counts, checked when it is built")
+    return data
 
-    @abstractmethod
+
+class CentralMechanism(Mechanism):
+    """A mechanism run by a curator on the whole data set (a :class:`CubeData`, checked when built).
+
+    :meth:`release` is the boundary: it takes a :class:`CubeData` only and hands it to
+    :meth:`_release`, the one place the mechanism clips and adds noise.
+    """
+
+    group = MECHANISMS
+    boundary = ("release",)
+
     def release(self, data: CubeData, rng, N, h, d, K=None):
         """The released per-cube output (classes or estimates), clipping and noise included."""
+        return self._release(_check_data(data), rng, N, h, d, K)
+
+    @abstractmethod
+    def _release(self, data: CubeData, rng, N, h, d, K=None):
+        """:meth:`release` of a checked :class:`CubeData`: the mechanism's clipping and noise."""
 
 
 # --------------------------------------------------------------------------- no privacy
@@ -474,6 +428,8 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
     name = "none"
     privacy = NONE
     tasks = ("classification", "regression")
+    parameters = {"epsilon": Nullable(epsilon_parameter(), "no budget: any one given is not spent")}
+    audit_cases = audit_recipe("labeldp_sim.privacy.audit.registry", "nothing_claimed")  # no row
 
     def __init__(self, epsilon=None):
         self.epsilon = None  # a budget, if the grid gives one, is not spent
@@ -489,7 +445,7 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
                     np.bincount(cells, weights=reports, minlength=n_cells))
         return _counts(cells, reports, n_cells, _require_K(K))
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         if K is None:
             return data.n(), data.clipped_sums(None)
         return data.label_counts(K)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .protocols import LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, _require_K, check_classes
+from .protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, _require_K, audit_recipe, check_classes,
+                        epsilon_parameter)
 
 __all__ = ["RAPPOR", "bit_sums"]
 
@@ -61,6 +62,8 @@ class RAPPOR(CubeSumMechanism):
     privacy = LABEL_LOCAL
     max_epsilon = 2 * LOG_ODDS_LIMIT
     epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
+    parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit)}
+    audit_cases = audit_recipe("labeldp_sim.privacy.audit.rappor_audit", "rappor_audit")
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
@@ -92,7 +95,7 @@ class RAPPOR(CubeSumMechanism):
     def aggregate(self, reports, cells, n_cells, K):
         return bit_sums(reports, cells, n_cells)
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)
         n_cell = counts.sum(axis=1, keepdims=True)
         return rng.binomial(counts, self.p) + rng.binomial(n_cell - counts, self.q)

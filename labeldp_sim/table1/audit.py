@@ -1,8 +1,10 @@
 """Audit recipes of the Table I mechanisms (papers/000): exact losses, black-box pairs, planted mutants.
 
-Registered with :func:`labeldp_sim.privacy.audit.register_cases` on import;
-``labeldp-sim audit`` runs them with every other paper's.  The method of each
-exact check is described in :mod:`labeldp_sim.privacy.audit`.
+One function per mechanism class (``joint_rappor_audit``, ``exponential_audit``...), which
+the class's ``audit_cases`` returns: its real cases as the product builds them
+(``conf/mechanism/*.yaml``), its planted mutants and its careless inputs.
+``labeldp-sim audit`` runs them with every other registered mechanism's.  The method of
+each exact check is described in :mod:`labeldp_sim.privacy.audit`.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from itertools import product
 
 import numpy as np
 
-from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, Careless, Case, Recipe, _log_ratio, bits_code, bits_loss,
-                             builds, calls, register_careless, register_cases, T)
+from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, Careless, Case, Recipe, _log_ratio, bits_code,
+                             bits_loss, builds, calls, T)
+from ..privacy.audit.mutants import full_eps_bits
 from ..privacy.protocols import CubeData
 from .mechanisms import ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean, LaplaceLabel
 
-__all__ = ["laplace_release_loss"]
+__all__ = ["laplace_release_loss", "joint_rappor_audit", "exponential_audit", "laplace_audit",
+           "laplace_cube_audit", "joint_laplace_audit"]
 
 
 def _joint_rappor_exact(mech: JointRAPPOR):
@@ -267,8 +271,7 @@ class _MutantFullEpsJointRAPPOR(JointRAPPOR):
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
-        e = np.exp(self.epsilon)
-        self.p, self.q = e / (e + 1), 1 / (e + 1)
+        full_eps_bits(self)
 
 
 class _MutantFullWeightExponential(ExponentialMechanism):
@@ -287,55 +290,25 @@ class _MutantHalfCountJointLaplace(JointLaplace):
         self.count_scale /= 2
 
 
-RECIPES = {
-    "joint_rappor": Recipe(FULL_NB + " (cube and label)", "(cube 0, y 0) vs (cube 1, y 1), 2 cubes, K = 2",
-                           _joint_rappor_exact, _draw_joint_rappor),
-    "exponential": Recipe("label neighbours: one label changed in a cube, counts n_l fixed",
-                          "one cube, counts (1, 5) vs (0, 6), K = 2", _exponential_exact, _draw_exponential),
-    "exponential_full": Recipe(FULL_NB + ": moved between cubes or relabelled, N fixed",
-                               "two cubes (1,5),(0,5) vs (0,5),(0,6): record moved and relabelled",
-                               _exponential_exact, _draw_exponential_full),
-    "laplace": Recipe(LABEL_NB + "; labels beyond the clip (±10T)", "y = +10T vs y' = −10T",
-                      _laplace_exact, _draw_laplace),
-    "laplace_cube": Recipe("label neighbours: one label changed, cubes kept; smallest cubes n_l = 1, "
-                           "labels ±10T", "one record per cube (n_l = 1), +10T vs −10T",
-                           _laplace_cube_exact, _draw_laplace_cube),
-    "laplace_cube_full": Recipe(FULL_NB + ": moved between cubes of n around n_0 (and n_l = 0, 1), "
-                                "labels ±10T, N fixed",
-                                "N = 128, h = 1/4, d = 1 (n_0 = 8): +10T alone in cube A vs −10T alone in B",
-                                _laplace_cube_exact, _draw_laplace_cube_full),
-    "joint_laplace": Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
-                            _joint_laplace_exact, _draw_joint_laplace),
-}
+JOINT_RAPPOR = Recipe(FULL_NB + " (cube and label)", "(cube 0, y 0) vs (cube 1, y 1), 2 cubes, K = 2",
+                      _joint_rappor_exact, _draw_joint_rappor)
+EXPONENTIAL = Recipe("label neighbours: one label changed in a cube, counts n_l fixed",
+                     "one cube, counts (1, 5) vs (0, 6), K = 2", _exponential_exact, _draw_exponential)
+EXPONENTIAL_FULL = Recipe(FULL_NB + ": moved between cubes or relabelled, N fixed",
+                          "two cubes (1,5),(0,5) vs (0,5),(0,6): record moved and relabelled",
+                          _exponential_exact, _draw_exponential_full)
+LAPLACE = Recipe(LABEL_NB + "; labels beyond the clip (±10T)", "y = +10T vs y' = −10T", _laplace_exact, _draw_laplace)
+LAPLACE_CUBE = Recipe("label neighbours: one label changed, cubes kept; smallest cubes n_l = 1, labels ±10T",
+                      "one record per cube (n_l = 1), +10T vs −10T", _laplace_cube_exact, _draw_laplace_cube)
+LAPLACE_CUBE_FULL = Recipe(FULL_NB + ": moved between cubes of n around n_0 (and n_l = 0, 1), labels ±10T, N fixed",
+                           "N = 128, h = 1/4, d = 1 (n_0 = 8): +10T alone in cube A vs −10T alone in B",
+                           _laplace_cube_exact, _draw_laplace_cube_full)
+JOINT_LAPLACE = Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
+                       _joint_laplace_exact, _draw_joint_laplace)
 
-
-@register_cases
-def table1_cases(eps):
-    """The Table I mechanisms as the product builds them (conf/mechanism/*.yaml), and their mutants."""
-    real = {
-        "joint_rappor": JointRAPPOR(eps),
-        "exponential": ExponentialMechanism(eps, protection="label"),
-        "exponential_full": ExponentialMechanism(eps, protection="features+label"),
-        "laplace": LaplaceLabel(eps, T),
-        "laplace_cube": LaplaceCubeMean(eps, T, protection="label"),
-        "laplace_cube_full": LaplaceCubeMean(eps, T, protection="features+label"),
-        "joint_laplace": JointLaplace(eps, T),
-    }
-    mutants = [
-        ("laplace: noise scale halved", "laplace", _MutantHalfScaleLaplace(eps, T), "Lap(T/ε)"),
-        ("laplace: clip removed", "laplace", _MutantUnclippedLaplace(eps, T), "no Clip(Y, T)"),
-        ("laplace: report skips noise", "laplace", _MutantNoiselessLaplace(eps, T), "Z = Clip(Y, T)"),
-        ("laplace_cube: clip removed", "laplace_cube",
-         _MutantUnclippedCubeMean(eps, T, protection="label"), "(23) on labels beyond T"),
-        ("laplace_cube_full: no n_0 floor", "laplace_cube_full",
-         _MutantNoFloorCubeMean(eps, T, protection="features+label"), "S/n_l instead of S/(n_l ∨ n_0)"),
-        ("joint_rappor: e^ε per bit", "joint_rappor", _MutantFullEpsJointRAPPOR(eps), "p = e^ε/(e^ε+1)"),
-        ("exponential: weight ε", "exponential", _MutantFullWeightExponential(eps), "exp(ε n_lj)"),
-        ("joint_laplace: count noise halved", "joint_laplace", _MutantHalfCountJointLaplace(eps, T),
-         "count noise Lap(2/ε)"),
-    ]
-    return ([Case(name, mech, RECIPES[name]) for name, mech in real.items()],
-            [Case(name, mech, RECIPES[parent], parent, broken) for name, parent, mech, broken in mutants])
+# Each function below is the audit of one class, as the product builds it (conf/mechanism/*.yaml):
+# its real cases, its planted mutants, and careless inputs to it — each must be refused in one
+# line naming the argument.
 
 
 def _release(cells, y, n_cells, K=None):
@@ -344,41 +317,83 @@ def _release(cells, y, n_cells, K=None):
                                      np.random.default_rng(0), *FULL_BB, K=K)
 
 
-@register_careless
-def table1_careless(eps):
-    """Careless inputs to the Table I mechanisms: each must be refused in one line naming the argument."""
+def joint_rappor_audit(eps) -> AuditCases:
+    """:class:`JointRAPPOR` (``joint_rappor``)."""
     rng = np.random.default_rng(0)
-    joint, laplace = JointRAPPOR(eps), LaplaceLabel(eps, T)
+    joint = JointRAPPOR(eps)
 
     def joint_report(y, cells):
         return calls("report", np.asarray(y), rng, K=2, cells=np.asarray(cells), n_cells=2)
 
-    return [
-        Careless("joint_rappor: cell −1", joint, joint_report([0], [-1]), "cells",
-                 "cube index −1: wraps round to the last (cube, label) pair"),
-        Careless("joint_rappor: cell n_cells", joint, joint_report([0], [2]), "cells",
-                 "cube index 2 with n_cells = 2"),
-        Careless("joint_rappor: label 0.5", joint, joint_report([0.5], [0]), "y", "y = 0.5, K = 2"),
-        Careless("joint_rappor: ε = 80", JointRAPPOR, builds(80.0), "epsilon", "ε = 80: p rounds to 1 in float64"),
-        Careless("exponential: ε = 100", ExponentialMechanism, builds(100.0), "epsilon",
-                 "ε = 100: a class one count behind is never drawn by the Gumbel-max sampler"),
-        Careless("exponential: label K", ExponentialMechanism(eps), _release([0, 0], [0, 2], 1, K=2), "y",
-                 "y = 2 with K = 2"),
-        Careless("laplace: label NaN", laplace, calls("report", np.array([0.5, np.nan]), rng), "y",
-                 "y = NaN: passes the clip, comes out NaN"),
-        Careless("laplace: label inf", laplace, calls("report", np.array([np.inf]), rng), "y", "y = +inf"),
-        Careless("laplace: labels of shape (n, 2)", laplace, calls("report", np.zeros((3, 2)), rng), "y",
-                 "two numbers per user"),
-        Careless("laplace: ε = 1e-320", LaplaceLabel, builds(1e-320, T), "epsilon",
-                 "ε = 1e-320: the noise scale 2T/ε overflows to inf"),
-        Careless("laplace_cube: label NaN", LaplaceCubeMean(eps, T), _release([0, 0], [0.5, np.nan], 1), "y",
-                 "y = NaN: the cube's estimate comes out NaN"),
-        Careless("laplace_cube_full: cell n_cells", LaplaceCubeMean(eps, T, protection="features+label"),
-                 _release([0, 2], [0.5, 0.5], 2), "cells",
-                 "cube index 2 with n_cells = 2: the release grows an entry that names the record"),
-        Careless("joint_laplace: cell −1", JointLaplace(eps, T),
-                 calls("report", np.array([0.5]), rng, cells=np.array([-1]), n_cells=2), "cells",
-                 "cube index −1: counted in the last cube"),
-        Careless("joint_laplace: cells missing", JointLaplace(eps, T), calls("report", np.array([0.5]), rng),
-                 "cells", "no cube indices for a mechanism that protects them"),
-    ]
+    return AuditCases(
+        [Case("joint_rappor", JointRAPPOR(eps), JOINT_RAPPOR)],
+        [Case("joint_rappor: e^ε per bit", _MutantFullEpsJointRAPPOR(eps), JOINT_RAPPOR, "joint_rappor",
+              "p = e^ε/(e^ε+1)")],
+        [Careless("joint_rappor: cell −1", joint, joint_report([0], [-1]), "cells",
+                  "cube index −1: wraps round to the last (cube, label) pair"),
+         Careless("joint_rappor: cell n_cells", joint, joint_report([0], [2]), "cells",
+                  "cube index 2 with n_cells = 2"),
+         Careless("joint_rappor: label 0.5", joint, joint_report([0.5], [0]), "y", "y = 0.5, K = 2"),
+         Careless("joint_rappor: ε = 80", JointRAPPOR, builds(80.0), "epsilon", "ε = 80: p rounds to 1 in float64")])
+
+
+def exponential_audit(eps) -> AuditCases:
+    """:class:`ExponentialMechanism`: ``exponential`` (17) and ``exponential_full`` (31)."""
+    return AuditCases(
+        [Case("exponential", ExponentialMechanism(eps, protection="label"), EXPONENTIAL),
+         Case("exponential_full", ExponentialMechanism(eps, protection="features+label"), EXPONENTIAL_FULL)],
+        [Case("exponential: weight ε", _MutantFullWeightExponential(eps), EXPONENTIAL, "exponential",
+              "exp(ε n_lj)")],
+        [Careless("exponential: ε = 100", ExponentialMechanism, builds(100.0), "epsilon",
+                  "ε = 100: a class one count behind is never drawn by the Gumbel-max sampler"),
+         Careless("exponential: label K", ExponentialMechanism(eps), _release([0, 0], [0, 2], 1, K=2), "y",
+                  "y = 2 with K = 2")])
+
+
+def laplace_audit(eps) -> AuditCases:
+    """:class:`LaplaceLabel` (``laplace``)."""
+    rng = np.random.default_rng(0)
+    laplace = LaplaceLabel(eps, T)
+    return AuditCases(
+        [Case("laplace", LaplaceLabel(eps, T), LAPLACE)],
+        [Case("laplace: noise scale halved", _MutantHalfScaleLaplace(eps, T), LAPLACE, "laplace", "Lap(T/ε)"),
+         Case("laplace: clip removed", _MutantUnclippedLaplace(eps, T), LAPLACE, "laplace", "no Clip(Y, T)"),
+         Case("laplace: report skips noise", _MutantNoiselessLaplace(eps, T), LAPLACE, "laplace",
+              "Z = Clip(Y, T)")],
+        [Careless("laplace: label NaN", laplace, calls("report", np.array([0.5, np.nan]), rng), "y",
+                  "y = NaN: passes the clip, comes out NaN"),
+         Careless("laplace: label inf", laplace, calls("report", np.array([np.inf]), rng), "y", "y = +inf"),
+         Careless("laplace: labels of shape (n, 2)", laplace, calls("report", np.zeros((3, 2)), rng), "y",
+                  "two numbers per user"),
+         Careless("laplace: ε = 1e-320", LaplaceLabel, builds(1e-320, T), "epsilon",
+                  "ε = 1e-320: the noise scale 2T/ε overflows to inf")])
+
+
+def laplace_cube_audit(eps) -> AuditCases:
+    """:class:`LaplaceCubeMean`: ``laplace_cube`` (23)/(28) and ``laplace_cube_full`` (33)/(34)."""
+    return AuditCases(
+        [Case("laplace_cube", LaplaceCubeMean(eps, T, protection="label"), LAPLACE_CUBE),
+         Case("laplace_cube_full", LaplaceCubeMean(eps, T, protection="features+label"), LAPLACE_CUBE_FULL)],
+        [Case("laplace_cube: clip removed", _MutantUnclippedCubeMean(eps, T, protection="label"), LAPLACE_CUBE,
+              "laplace_cube", "(23) on labels beyond T"),
+         Case("laplace_cube_full: no n_0 floor", _MutantNoFloorCubeMean(eps, T, protection="features+label"),
+              LAPLACE_CUBE_FULL, "laplace_cube_full", "S/n_l instead of S/(n_l ∨ n_0)")],
+        [Careless("laplace_cube: label NaN", LaplaceCubeMean(eps, T), _release([0, 0], [0.5, np.nan], 1), "y",
+                  "y = NaN: the cube's estimate comes out NaN"),
+         Careless("laplace_cube_full: cell n_cells", LaplaceCubeMean(eps, T, protection="features+label"),
+                  _release([0, 2], [0.5, 0.5], 2), "cells",
+                  "cube index 2 with n_cells = 2: the release grows an entry that names the record")])
+
+
+def joint_laplace_audit(eps) -> AuditCases:
+    """:class:`JointLaplace` (``joint_laplace``)."""
+    rng = np.random.default_rng(0)
+    return AuditCases(
+        [Case("joint_laplace", JointLaplace(eps, T), JOINT_LAPLACE)],
+        [Case("joint_laplace: count noise halved", _MutantHalfCountJointLaplace(eps, T), JOINT_LAPLACE,
+              "joint_laplace", "count noise Lap(2/ε)")],
+        [Careless("joint_laplace: cell −1", JointLaplace(eps, T),
+                  calls("report", np.array([0.5]), rng, cells=np.array([-1]), n_cells=2), "cells",
+                  "cube index −1: counted in the last cube"),
+         Careless("joint_laplace: cells missing", JointLaplace(eps, T), calls("report", np.array([0.5]), rng),
+                  "cells", "no cube indices for a mechanism that protects them")])

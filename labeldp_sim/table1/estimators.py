@@ -15,14 +15,24 @@ The estimator has two equivalent data paths:
     multinomial over the relevant cubes (plus one lumped "rest" category)
     and the mechanism's statistic from them.  Its cost does not depend on N.
 
-Every estimator has ``trial(instance, point, mechanism, rng, path)``: one
-Monte-Carlo trial on a drawn instance, returning its exact excess risk.
+Every estimator is an :class:`Estimator`: ``trial(instance, point, mechanism,
+rng, path)`` runs one Monte-Carlo trial on a drawn instance and returns its
+exact excess risk; the estimator also states its tuning parameter
+(:attr:`~Estimator.tuning`), the tuning its cell's law gives at a point
+(:meth:`~Estimator.tune`), the oracle grid the law-free search tries
+(:meth:`~Estimator.tuning_grid`) and the risks of a set of tunings on one
+instance from common random numbers (:meth:`~Estimator.tuned_risks`).
 
-To add an estimator: a class with ``tasks``, ``supports_sufficient``,
-``n_cubes`` and ``trial``, a YAML file under ``conf/estimator/`` and a test.
+To add an estimator: a subclass of :class:`Estimator` with ``tasks``,
+``accepts`` and ``supports_sufficient``, a YAML file under
+``conf/estimator/`` and a test.
 """
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -30,10 +40,12 @@ from scipy.stats import qmc
 
 from .families import CellModel, cube_index
 from .knn_marginal import draw_knn_estimates
+from ..core.components import Component, Interval, Nullable, Options, WithNote
 from ..core.errors import check
 from ..privacy.protocols import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
+from .tuning import geometric_grid
 
-__all__ = ["CubeArgmax", "CubeMean", "KNNMean", "knn_mean"]
+__all__ = ["Estimator", "CubeArgmax", "CubeMean", "KNNMean", "knn_mean", "SortedLine"]
 
 
 def draw_cell_counts(mass, probs, N, rng):
@@ -47,8 +59,69 @@ def draw_cell_counts(mass, probs, N, rng):
     return counts.reshape(probs.shape)
 
 
-class _BandwidthTuned:
-    """Shared tuning: the constant of h = h_scale · (bandwidth law of the cell)."""
+class Estimator(Component, ABC):
+    """What every Table I estimator states: its trials, its tuning, and its risk over tunings.
+
+    Class attributes
+    ----------------
+    name, tasks, accepts, supports_sufficient
+        The option name, the tasks it learns, the mechanism protocols it takes
+        and whether it has a sufficient-statistic path.
+    tuning : str
+        The :class:`~.points.Point` field (and ``minimax_trials`` column) of its
+        tuning parameter: ``G_est`` (cubes per axis) or ``k`` (neighbours).
+    tuned_risks_samples : bool
+        Whether :meth:`tuned_risks` draws the N samples themselves (its memory
+        and its N are then bounded as per-sample trials are).
+    tuned_risks_dims : tuple of int or None
+        The dimensions :meth:`tuned_risks` handles (None: every d).
+    """
+
+    tuning: ClassVar[str] = "G_est"
+    tuned_risks_samples: ClassVar[bool] = False
+    tuned_risks_dims: ClassVar[tuple | None] = None
+
+    @abstractmethod
+    def trial(self, instance, point, mechanism, rng, path) -> dict:
+        """One Monte-Carlo trial at the point's own tuning: ``excess_risk`` and ``regret_fraction``."""
+
+    @abstractmethod
+    def tune(self, point, cell, distribution):
+        """``point`` with the tuning the cell's bandwidth law gives at its N and ε (law-tied runs)."""
+
+    @abstractmethod
+    def tuning_grid(self, N: int, G_cap: int, per_octave: int) -> np.ndarray:
+        """The oracle grid of :attr:`tuning` the law-free search tries at N samples.
+
+        ``G_cap`` is the finest cube count the search allows there (data and
+        ``law_free.G_max``); no exponent of the theory enters the grid.
+        """
+
+    @abstractmethod
+    def log_bandwidth(self, log_tuning, N: int, d: int):
+        """log h of the cube side (or neighbourhood) a tuning amounts to at N samples in d dimensions."""
+
+    @abstractmethod
+    def grid_capped(self, top, N: int) -> bool:
+        """Whether ``top``, the largest tuning of a grid, is a cap rather than the end of what exists."""
+
+    @abstractmethod
+    def tuned_risks(self, instance, point, columns, draws) -> list:
+        """Exact excess risk of each :class:`~.tuning.Column` on one drawn instance, in order.
+
+        Common random numbers: the data and the mechanism noise come from the
+        streams of ``draws`` (:class:`~.tuning.CommonDraws`) that the column
+        names, so tunings that share a data draw see the same data, and
+        mechanisms the same noise.  ``point`` carries N, ε and d; the column's
+        tuning replaces the point's own.
+        """
+
+
+class _BandwidthTuned(Estimator):
+    """Shared tuning: the constant of h = h_scale · (bandwidth law of the cell); G_est cubes per axis."""
+
+    group = "estimator"
+    parameters = {"h_scale": Interval(float, 0, closed="neither")}
 
     def __init__(self, h_scale=1.0):
         check(np.isfinite(h_scale) and h_scale > 0, "h_scale", h_scale, "> 0")
@@ -58,6 +131,23 @@ class _BandwidthTuned:
         """G = round(1/h) with h from the cell's bandwidth law, at least 1."""
         h = cell.bandwidth(N, eps, beta, d, self.h_scale, p)
         return max(1, int(round(1.0 / h)))
+
+    def tune(self, point, cell, distribution):
+        """``point`` with G_est = :meth:`n_cubes` at its N and ε."""
+        return replace(point, G_est=self.n_cubes(cell, point.N, point.eps, distribution.beta, point.d,
+                                                 distribution.p))
+
+    def tuning_grid(self, N: int, G_cap: int, per_octave: int) -> np.ndarray:
+        """Cube counts 1 … G_cap, ``per_octave`` per factor 2."""
+        return geometric_grid(1, G_cap, per_octave)
+
+    def log_bandwidth(self, log_tuning, N: int, d: int):
+        """h = 1/G_est."""
+        return -log_tuning
+
+    def grid_capped(self, top, N: int) -> bool:
+        """G_est = 1 is one cube; the fine end is always where the grid stops (law_free.G_max, G^d <= N)."""
+        return True
 
 
 class CubeArgmax(_BandwidthTuned):
@@ -106,6 +196,11 @@ class CubeArgmax(_BandwidthTuned):
                                                   rng)[model.cells]
         return {"excess_risk": model.excess_risk(predictions),
                 "regret_fraction": model.regret_fraction(predictions)}
+
+    def tuned_risks(self, instance, point, columns, draws) -> list:
+        """One trial per column: the data and the release share the column's data stream, as in :meth:`trial`."""
+        return [self.trial(instance, replace(point, G_est=int(c.tuning)), c.mechanism, draws.data(c.tuning, c.draw),
+                           "sufficient")["excess_risk"] for c in columns]
 
 
 class CubeMean(_BandwidthTuned):
@@ -159,6 +254,19 @@ class CubeMean(_BandwidthTuned):
             estimates = mechanism.estimate(n, S, N, h, d)
         return model.excess_risk(estimates)
 
+    def tuned_risks(self, instance, point, columns, draws) -> list:
+        """One data draw per (G_est, draw), privatized by each of its columns' mechanisms (clip levels)."""
+        risks, drawn = [], None
+        for c in columns:
+            key = (int(c.tuning), c.draw)
+            if drawn is None or drawn[0] != key:  # columns come grouped: hold one draw at a time
+                tuned = replace(point, G_est=key[0])
+                model = instance.cell_model(key[0])
+                drawn = (key, tuned, model, self.draw_data(instance, model, tuned, draws.data(*key), "sufficient"))
+            _, tuned, model, data = drawn
+            risks.append(self.risk(model, data, tuned, c.mechanism, draws.noise(c.tuning, c.slot), "sufficient"))
+        return risks
+
 
 def knn_windows_1d(x_sorted, q, k):
     """Start s of the window [s, s+k) of the k nearest sorted points to each query (d = 1).
@@ -178,6 +286,30 @@ def knn_windows_1d(x_sorted, q, k):
     return lo
 
 
+class SortedLine:
+    """A sample on [0, 1] in sorted order: k-nearest-neighbour windows and their means (d = 1).
+
+    The k nearest neighbours of q form a window [s, s+k) of the sorted sample
+    (:func:`knn_windows_1d`); window means come from prefix sums, so every k
+    and every set of labels reuse one sort.
+    """
+
+    def __init__(self, x: np.ndarray):
+        self.order = np.argsort(x, kind="stable")
+        self.x = x[self.order]
+
+    def windows(self, q: np.ndarray, k: int) -> np.ndarray:
+        return knn_windows_1d(self.x, q, k)
+
+    def prefix_sums(self, Z: np.ndarray) -> np.ndarray:
+        """0, Z_(1), Z_(1) + Z_(2), … in the sample's sorted order."""
+        return np.concatenate([[0.0], np.cumsum(Z[self.order])])
+
+    @staticmethod
+    def window_means(prefix: np.ndarray, lo: np.ndarray, k: int) -> np.ndarray:
+        return (prefix[lo + k] - prefix[lo]) / k
+
+
 METRICS = ("chebyshev", "euclidean")
 
 
@@ -192,11 +324,8 @@ def knn_mean(X, Z, queries, k, metric="chebyshev", chunk=256):
     """
     N, d = X.shape
     if d == 1:
-        order = np.argsort(X[:, 0], kind="stable")
-        x = X[order, 0]
-        prefix = np.concatenate([[0.0], np.cumsum(Z[order])])
-        lo = knn_windows_1d(x, queries[:, 0], k)
-        return (prefix[lo + k] - prefix[lo]) / k
+        line = SortedLine(X[:, 0])
+        return line.window_means(line.prefix_sums(Z), line.windows(queries[:, 0], k), k)
     tree = cKDTree(X)
     minkowski = np.inf if metric == "chebyshev" else 2
     out = np.empty(len(queries))
@@ -246,6 +375,13 @@ class KNNMean(_BandwidthTuned):
     name = "knn_mean"
     tasks = ("regression",)
     accepts = (NoisyLabel,)
+    tuning = "k"
+    tuned_risks_samples = True  # one sample for every k, T and instance: all k from one sort
+    tuned_risks_dims = (1,)  # the sort is d = 1's (SortedLine)
+    parameters = {**_BandwidthTuned.parameters, "k_scale": Interval(float, 0, closed="neither"),
+                  "k": Nullable(Interval(int, 1), "the theorem's law"),
+                  "n_test": Interval(int, 2, note="a power of 2"),
+                  "metric": WithNote(Options(*METRICS), "the marginal-law path needs chebyshev in d >= 2")}
 
     def __init__(self, h_scale=1.0, k_scale=1.0, k=None, n_test=256, metric="chebyshev"):
         super().__init__(h_scale)
@@ -267,6 +403,24 @@ class KNNMean(_BandwidthTuned):
         h = cell.bandwidth(N, eps, beta, d, self.h_scale, p)
         return max(1, int(round(self.k_scale * N * h ** d)))
 
+    def tune(self, point, cell, distribution):
+        """``point`` with G_est and k at its N and ε, k at most N (all samples)."""
+        point = super().tune(point, cell, distribution)
+        k = self.neighbours(cell, point.N, point.eps, distribution.beta, point.d, distribution.p)
+        return replace(point, k=float(min(point.N, k)))
+
+    def tuning_grid(self, N: int, G_cap: int, per_octave: int) -> np.ndarray:
+        """k = 1 … N, ``per_octave`` per factor 2 (the cube cap does not bound a kNN)."""
+        return geometric_grid(1, N, per_octave)
+
+    def log_bandwidth(self, log_tuning, N: int, d: int):
+        """h = (k/N)^(1/d): the side of a cube holding k of the N samples."""
+        return (log_tuning - np.log(N)) / d
+
+    def grid_capped(self, top, N: int) -> bool:
+        """k = 1 and k = N are the ends of what exists."""
+        return not top >= N
+
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         sobol = qmc.Sobol(d=point.d, scramble=True, seed=rng)
         queries = sobol.random_base2(int(np.log2(self.n_test)))
@@ -278,3 +432,24 @@ class KNNMean(_BandwidthTuned):
             estimate = knn_mean(X, mechanism.report(y, rng), queries, k, self.metric)
         return {"excess_risk": float(np.mean((estimate - instance.eta(queries)) ** 2)),
                 "regret_fraction": np.nan}
+
+    def tuned_risks(self, instance, point, columns, draws) -> list:
+        """All columns from one sample (d = 1), drawn on the instance's stream after the instance.
+
+        Each mechanism privatizes the labels once (its noise stream, tuning 0);
+        every k reads its window means from the same prefix sums.  The risk
+        integral takes ``draws.n_test`` scrambled Sobol points of the same stream.
+        """
+        rng = draws.instance
+        X, y = instance.sample(int(point.N), rng)
+        line = SortedLine(X[:, 0])
+        queries = qmc.Sobol(d=1, scramble=True, seed=rng).random_base2(int(np.log2(draws.n_test)))
+        truth = instance.eta(queries)
+        windows = {k: line.windows(queries[:, 0], k) for k in {int(c.tuning) for c in columns}}
+        risks, slot, prefix = [], None, None
+        for c in columns:
+            if c.slot != slot:  # columns come grouped by mechanism: one report per mechanism
+                slot, prefix = c.slot, line.prefix_sums(c.mechanism.report(y, draws.noise(0, c.slot)))
+            estimate = line.window_means(prefix, windows[int(c.tuning)], int(c.tuning))
+            risks.append(float(np.mean((estimate - truth) ** 2)))
+        return risks

@@ -1,26 +1,28 @@
 """Table I experiments (papers/000): from a composed config to a validated :class:`Experiment`.
 
-Builds the distribution, mechanism and estimator of a rate cell from their
-config groups, snaps the grid to the cell's law and checks that the estimator
-accepts the mechanism's protocol — all before any trial is computed.  The
-checks every kind shares are in :mod:`labeldp_sim.core.config`.
+Validates the grid, builds the distribution, mechanism and estimator of a rate
+cell from their config groups (:mod:`.groups`), snaps the grid to the cell's law
+(:mod:`.points`), tunes every point and checks that the three fit the cell and
+each other and that a trial fits in memory — all before any trial is computed.
+The checks every kind shares are in :mod:`labeldp_sim.core.config`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from ..core.config import (CONF_DIR, EPS_MAX, EPS_MIN, MAX_N, OBJECT_GROUPS, PER_SAMPLE_MAX_N, Need, RunnerSettings,
-                           _build, _check_group_keys, _parameters, _plain, _root_value, _target_class, check_list,
-                           check_memory, check_plan_size, config_node, eps_allowed, group_options, validate_common)
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, RunnerSettings, check_list,
+                           check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
+                           root_value, validate_common)
 from ..core.errors import ConfigError, check, first_line, is_int, is_number
-from ..core.points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from ..core.provenance import config_key
+from .groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
+                     clip_level, code_packages, group_class, mismatch, probe_mechanism)
+from .points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from .theory import CELLS, Cell
 
 __all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES"]
@@ -32,33 +34,6 @@ MAX_D = 32
 # a Laplace noise scale past this makes the squared estimates of the exact risk overflow float64
 MAX_NOISE_SCALE = 1e100
 AXES = ("N", "eps")
-
-
-def _clip_level(mech_node, distribution, h):
-    """The mechanism's T at cube side h: a number, or 'theory'.
-
-    'theory': the label bound T for bounded labels (Assumption 2); for heavy
-    tails T = T_scale · (M_p h^(−β)/2)^(1/(p−1)), the tail of (174) — the same
-    law as Theorem 10's T ~ (kε²)^(1/(2p)) and Theorem 12's T ~ (εNh^d)^(1/p)
-    at the cell's h and k.
-    """
-    if "T" not in mech_node:
-        return None
-    T = mech_node["T"]
-    labels = getattr(distribution, "labels", "classes")
-    if T is None:
-        if labels == "bounded":
-            return distribution.T
-        raise ConfigError("mechanism.T", None,
-                          "a clipping level > 0 or 'theory' (labels are not bounded)")
-    if T == "theory":
-        if labels == "bounded":
-            return distribution.T
-        scale = mech_node.get("T_scale", 1.0)
-        check(is_number(scale) and scale > 0, "mechanism.T_scale", scale, "a finite number > 0")
-        return float(scale) * (distribution.M_p * h ** (-distribution.beta) / 2) ** (1 / (distribution.p - 1))
-    check(is_number(T) and float(T) > 0, "mechanism.T", T, "a clipping level > 0 or 'theory'")
-    return float(T)
 
 
 @dataclass
@@ -193,102 +168,6 @@ def _validate_grid(cfg) -> dict:
     return grid
 
 
-def _probe_mechanism(node: dict):
-    """The mechanism of ``node`` at ε = 1 (and T = 1 if it clips): enough to know its protocol."""
-    return _build("mechanism", node, epsilon=1.0, **({"T": 1.0} if "T" in node else {}))
-
-
-def _check_accepts(estimator, est_name, mech_node: dict, cell: Cell) -> None:
-    """The estimator must declare the mechanism protocols it accepts, and accept this one.
-
-    A kNN averages one noisy number per user; a cube estimator sums per-cube
-    statistics or takes a central release.  Any other pairing would run the
-    estimator on data the mechanism never privatized.
-    """
-    accepts = getattr(estimator, "accepts", None)
-    check(isinstance(accepts, tuple) and accepts, "estimator", est_name,
-          "an estimator declaring the mechanism protocols it accepts (`accepts`)")
-    mech = _probe_mechanism(mech_node)
-    if isinstance(mech, accepts):
-        return
-    fitting = _options_that("estimator", lambda node: _build("estimator", node),
-                            lambda other: cell.task in other.tasks
-                            and isinstance(mech, getattr(other, "accepts", ())))
-    raise ConfigError("estimator", est_name, fitting or
-                      f"an estimator accepting a {type(mech).__name__} ({mech.privacy})")
-
-
-def _matching_mechanisms(cell: Cell) -> list[str]:
-    """Mechanism configs whose privacy is the cell's (for the error message)."""
-    return _options_that("mechanism", _probe_mechanism,
-                         lambda mech: mech.privacy == cell.privacy and cell.task in mech.tasks)
-
-
-def _options_that(group: str, build, fits) -> list[str]:
-    """The YAML options of ``group`` whose object ``build(node)`` builds and ``fits`` (for messages).
-
-    Values interpolated from other groups (``${distribution.h_scale}``) are left
-    to the class's defaults: only the object's kind matters here.
-    """
-    names = []
-    for name in group_options(group):
-        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
-        node = {k: v for k, v in node.items() if not (isinstance(v, str) and "${" in v)}
-        try:
-            obj = build(node)
-        except ConfigError:
-            continue
-        if fits(obj):
-            names.append(name)
-    return names
-
-
-def _mismatch(group: str, got, allowed, cell: Cell, name: str, fits) -> ConfigError:
-    """The error for a ``group`` that does not fit ``cell``.
-
-    When the experiment is itself a Table I cell that ``group`` fits, the
-    user moved ``cell`` away from it: ``cell`` is blamed, listing the cells
-    that fit.
-    """
-    own = CELLS.get(name)
-    if own is not None and own.name != cell.name and fits(own):
-        cells = ", ".join(c for c in sorted(CELLS) if fits(CELLS[c]))
-        return ConfigError("cell", cell.name, f"{cells} (the cells that {group} {got} fits)")
-    return ConfigError(group, got, allowed)
-
-
-def _check_mechanism_fits(mech, label, cell: Cell, name: str) -> None:
-    """The mechanism's task and privacy model must be the cell's; else ``mechanism`` is blamed
-    (or ``cell``, when the user moved the cell away from one the mechanism fits)."""
-    mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
-    if cell.task not in mech_tasks or mech_privacy != cell.privacy:
-        raise _mismatch("mechanism", label, _matching_mechanisms(cell) or f"a {cell.privacy} mechanism",
-                        cell, name, lambda c: c.task in mech_tasks and c.privacy == mech_privacy)
-
-
-@lru_cache(maxsize=None)
-def _group_yaml(group: str, option: str) -> dict:
-    """The YAML of one option of a config group, as written (read once; do not modify)."""
-    return OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{option}.yaml"), resolve=False)
-
-
-def _check_name(group: str, node: dict) -> None:
-    """``<group>.name`` labels the outputs (trials.csv, Table I): it must be the option the node is.
-
-    The options it may be are the group's YAML files with the node's ``_target_``
-    (and ``protection``, where an option fixes it: ``exponential`` and
-    ``exponential_full`` share a class).  A class no option names (a ``_target_``
-    of the user's own) may carry any name.
-    """
-    label = node.get("name")
-    same = [option for option in group_options(group)
-            if (yaml := _group_yaml(group, option)).get("_target_") == node.get("_target_")
-            and ("protection" not in yaml or yaml["protection"] == node.get("protection", yaml["protection"]))]
-    if same and label not in same:
-        raise ConfigError(f"{group}.name", label, f"{', '.join(same)} (the name labels the outputs and comes "
-                          f"with the {group} choice: to run another {group}, choose {group}=<name>)")
-
-
 def _point_key(pt: Point) -> tuple[str, float]:
     """The swept key of a point and the value requested there (for errors)."""
     if pt.axis == "N":
@@ -355,64 +234,53 @@ def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float)
                                  "k must be <= N; or lower estimator.k_scale)")
 
 
-def _code_packages(nodes: dict) -> tuple:
-    """The paper packages whose code a trial runs: table1, plus any other package a
-    ``_target_`` names (Table I cells may use K-class mechanisms such as RR)."""
-    packages = {"table1"}
-    for group in OBJECT_GROUPS:
-        parts = str(nodes[group].get("_target_", "")).split(".")
-        if len(parts) > 2 and parts[0] == "labeldp_sim":
-            packages.add(parts[1])
-    return tuple(sorted(packages))
-
-
 def build_experiment(cfg: DictConfig) -> Experiment:
     """Validate a ``kind: rates`` configuration and build its :class:`Experiment`.
 
     Raises ConfigError on the first bad key or value, before any computation;
     creates nothing.
     """
-    kind = _root_value(cfg, "kind", "rates")
+    kind = root_value(cfg, "kind", "rates")
     basics = validate_common(cfg, kind)
     check(kind == "rates", "kind", kind, "rates (labeldp_sim.cli.validate_job dispatches kclass and digits)")
     name = basics.name
-    cell_name = _root_value(cfg, "cell", name)
+    cell_name = root_value(cfg, "cell", name)
     check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))
     cell = CELLS[cell_name]
 
+    # keys and values of every group before anything is built; the distribution first:
+    # estimator.h_scale interpolates ${distribution.h_scale}, and a bad value there is the distribution's
     nodes, classes = {}, {}
     for group in OBJECT_GROUPS:
         check(group in cfg and isinstance(cfg[group], DictConfig) and "_target_" in cfg[group],
-              group, _plain(cfg.get(group)), group_options(group))
+              group, plain(cfg.get(group)), group_options(group))
         nodes[group] = config_node(cfg, group)
-        classes[group] = _target_class(group, nodes[group])
-        _check_group_keys(group, nodes[group], _parameters(classes[group]))
+        classes[group] = group_class(group, nodes[group])
+        check_node(group, nodes[group], classes[group])
     grid = _validate_grid(cfg)
     path = str(cfg.runner.path)  # checked against PATHS by validate_runner
 
-    # the distribution first: estimator.h_scale interpolates ${distribution.h_scale}, and a
-    # bad value there is the distribution's
-    distributions = {int(d): _build("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
+    distributions = {int(d): build_object("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
     first = next(iter(distributions.values()))
     dist_label = nodes["distribution"].get("name")
     if first.task != cell.task:
-        raise _mismatch("distribution", dist_label, f"a {cell.task} distribution for cell {cell.name}",
+        raise mismatch("distribution", dist_label, f"a {cell.task} distribution for cell {cell.name}",
                         cell, name, lambda c: c.task == first.task)
 
-    estimator = _build("estimator", nodes["estimator"])
+    estimator = build_object("estimator", nodes["estimator"])
     est_tasks = getattr(estimator, "tasks", ())
     if cell.task not in est_tasks:
-        raise _mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
+        raise mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
                         cell, name, lambda c: c.task in est_tasks)
 
     # the mechanism against the cell before the estimator against the mechanism, and both before
     # any tuning: a regression mechanism on a classification cell would otherwise reach its clip
     # level, which classification laws do not have
-    probe = _probe_mechanism(nodes["mechanism"])
-    _check_mechanism_fits(probe, nodes["mechanism"].get("name"), cell, name)
-    _check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
+    probe = probe_mechanism(nodes["mechanism"])
+    check_mechanism_fits(probe, nodes["mechanism"].get("name"), cell, name)
+    check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
     for group in OBJECT_GROUPS:
-        _check_name(group, nodes[group])
+        check_name(group, nodes[group])
 
     beta, p_moment = first.beta, first.p
     points = make_points(name, cell, grid, beta, first.h_scale, p_moment)  # FP errors -> ConfigError
@@ -432,7 +300,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
                     k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
                     if not 1 <= k <= pt.N:
                         raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
-                T = _clip_level(nodes["mechanism"], dist, pt.h)
+                T = clip_level(nodes["mechanism"], dist, pt.h)
                 valid = dist.construction_valid(pt.G)
         except FLOAT_ERRORS as err:
             raise ConfigError(key, requested, f"values whose tuning stays within float64 at d = {pt.d} "
@@ -450,7 +318,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
         extra = {} if np.isnan(pt.T) else {"T": pt.T}
         try:
             with np.errstate(all="raise"):
-                mechanisms[pt.id] = _build("mechanism", nodes["mechanism"], epsilon=pt.eps, **extra)
+                mechanisms[pt.id] = build_object("mechanism", nodes["mechanism"], epsilon=pt.eps, **extra)
         except FLOAT_ERRORS as err:
             key, requested = _point_key(pt)
             raise ConfigError(key, requested, f"values the mechanism can use in float64 "
@@ -461,7 +329,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
             # ε comes from the grid, so the grid's key is the one the user typed
             key, requested = _point_key(pt) if pt.axis == "eps" else ("grid.sweeps.N.eps", pt.eps)
             raise ConfigError(key, requested, f"eps values this mechanism takes: {err.allowed}") from None
-    _check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
+    check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
     for pt in points:
         _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
     if not _sufficient_possible(first, estimator) and path == "sufficient":
@@ -476,7 +344,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
     parts = {group: nodes[group] for group in OBJECT_GROUPS}
     parts["seed"] = basics.seed
     parts["cell"] = cell.name
-    packages = _code_packages(nodes)
+    packages = code_packages(classes)
     exp = Experiment(
         name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
         estimator=estimator, points=points, reps=int(grid["reps"]),

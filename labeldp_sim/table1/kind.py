@@ -1,7 +1,9 @@
 """Table I rate cells as an experiment kind of the harness (``kind: rates``).
 
 ``mode: law_tied`` runs the grid at the cell's own law (SPEC §5) and fits
-slopes; ``mode: law_free`` searches instances and tunings (SPEC §5a).
+slopes; ``mode: law_free`` searches instances and tunings (SPEC §5a).  Each mode
+states the hooks of the core's one run template
+(:meth:`~labeldp_sim.core.kinds.ExperimentKind.run`).
 """
 
 from __future__ import annotations
@@ -9,17 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
-from ..core.store import STORE_NAME, TrialStore, atomic_write, locked, staged
+from ..core.store import atomic_write, staged
 
 __all__ = ["RatesKind"]
 
 
 class RatesKind(ExperimentKind):
-    """A Table I cell: distribution, mechanism and estimator from their config groups."""
+    """A Table I cell: distribution, mechanism and estimator from their config groups (law-tied mode)."""
 
     name = "rates"
     node = None
     root_keys = ("mode", "law_free", "cell", "distribution", "mechanism", "estimator", "grid")
+    shared_lock = ".table1.lock"
 
     def validate(self, cfg):
         from .experiment import build_experiment
@@ -29,61 +32,82 @@ class RatesKind(ExperimentKind):
             return build_experiment(cfg)
         return build_law_free(cfg)  # kNN cells: N <= PER_SAMPLE_MAX_N there (they run per sample)
 
-    def run(self, cfg, spec, overrides, subdir, export) -> dict:
-        if cfg.get("mode", "law_tied") == "law_free":
-            return self._run_law_free(spec, subdir, export)
-        from ..core.fit import fit_rates, summarize
-        from ..core.report import plot_rates
-        from .report import write_table1
-        from .sweep import run_sweep
+    def for_spec(self, cfg, spec) -> ExperimentKind:
+        return _LAW_FREE if cfg.get("mode", "law_tied") == "law_free" else self
 
-        results_dir = Path(spec.results_dir)
-        out = self.output_dir(spec, subdir)
-        out.mkdir(parents=True, exist_ok=True)
-        trials = run_sweep(spec, TrialStore(results_dir / STORE_NAME))
-        stats = trials.attrs["run"]
+    def plan(self, spec):
+        from .sweep import SweepPlan
+
+        return SweepPlan(spec)
+
+    def analyse(self, spec, trials) -> dict:
+        from .fit import fit_rates, summarize
+
         summary = summarize(trials)
-        fits = fit_rates(summary, spec.cell, spec.tol, spec.min_points)
+        return {"summary": summary, "fits": fit_rates(summary, spec.cell, spec.tol, spec.min_points)}
 
-        def write():
-            atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
-            atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-            atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-            atomic_write(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
+    def write(self, spec, trials, analysis, out: Path) -> None:
+        from ..core.report import plot_rates
 
-        export(out, spec, stats, write)
-        if not subdir:  # the tables and figures of the results directory land together
-            with locked(results_dir, ".table1.lock"), staged(results_dir):
-                write_table1(results_dir)
-        for _, r in fits.iterrows():
+        summary, fits = analysis["summary"], analysis["fits"]
+        atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
+        atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+        atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
+        atomic_write(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
+
+    def write_shared(self, directory: Path) -> None:
+        from .report import write_table1
+
+        write_table1(directory)
+
+    def announce(self, spec, analysis, out: Path) -> None:
+        for _, r in analysis["fits"].iterrows():
             print(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
                   f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
-        return {"trials": trials, "summary": summary, "fits": fits, "out": out, "run": stats}
 
-    def _run_law_free(self, spec, subdir, export) -> dict:
-        """The law-free mode: matrices through the store, then M, S, fits, plots and the tables."""
-        from ..core.runner import execute
+
+class _LawFreeRates(RatesKind):
+    """The law-free mode: matrices through the store, then M, S, fits, plots, and the minimax and
+    Table I tables (outputs under ``results/minimax/``)."""
+
+    results_subdir = "minimax"
+
+    def for_spec(self, cfg, spec) -> ExperimentKind:
+        return self
+
+    def shared_dir(self, spec) -> Path:
+        return Path(spec.results_dir)  # Table I's lock: the law-tied runs refresh table1.md too
+
+    def plan(self, spec):
         from .minimax import LawFreePlan
-        from .minimax_fit import analyse, write_law_free, write_minimax_table
-        from .report import write_table1
 
-        results_dir = Path(spec.results_dir)
-        base = results_dir / "minimax"
-        out = base / spec.name / subdir if subdir else base / spec.name
-        out.mkdir(parents=True, exist_ok=True)
-        trials, stats = execute(LawFreePlan(spec), TrialStore(results_dir / STORE_NAME))
+        return LawFreePlan(spec)
+
+    def analyse(self, spec, trials) -> dict:
+        from .minimax_fit import analyse
+
         points, fits = analyse(trials, spec)
-        export(out, spec, stats, lambda: write_law_free(spec, trials, points, fits, out))
-        if not subdir:
-            with locked(results_dir, ".table1.lock"):
-                with staged(base):
-                    write_minimax_table(base)
-                with staged(results_dir):  # reads the minimax table just written
-                    write_table1(results_dir)
+        return {"points": points, "fits": fits}
+
+    def write(self, spec, trials, analysis, out: Path) -> None:
+        from .minimax_fit import write_law_free
+
+        write_law_free(spec, trials, analysis["points"], analysis["fits"], out)
+
+    def write_shared(self, directory: Path) -> None:
+        from .minimax_fit import write_minimax_table
+
+        base = directory / self.results_subdir
+        with staged(base):  # committed first: Table I (staged by the template) reads it
+            write_minimax_table(base)
+        super().write_shared(directory)
+
+    def announce(self, spec, analysis, out: Path) -> None:
+        fits = analysis["fits"]
         for _, r in fits[fits.quantity == "M"].iterrows():
             print(f"{spec.name} [law-free, oracle tuning]: M slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
                   f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.statement} {r.theory:.3f} -> {r.verdict}")
-        return {"trials": trials, "points": points, "fits": fits, "out": out, "run": stats}
 
 
+_LAW_FREE = _LawFreeRates()
 register(RatesKind())

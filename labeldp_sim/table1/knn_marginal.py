@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..privacy.protocols import CubeData
-from .families import _cos2_antiderivative
+from .families.geometry import _cos2_antiderivative
 
 __all__ = ["region_mass", "radius_for_mass", "draw_knn_estimates", "box_and_boundary_means"]
 

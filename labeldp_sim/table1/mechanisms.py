@@ -14,22 +14,33 @@ probabilities.  The audit measures the low-bit leak and reports it as a known,
 stated limitation (README, "Privacy: threat model and what the audit covers").
 
 To add a mechanism: subclass a protocol, implement its abstract methods, state
-``privacy``/``tasks`` and the proof; add ``conf/mechanism/<name>.yaml``; add it to
-the tests (``tests/test_paths.py`` fails for a YAML without a path test) and to the
-audit recipes (:mod:`labeldp_sim.table1.audit`).
+``privacy``/``tasks`` and the proof, declare ``parameters`` (its keyword parameters
+and what each accepts) and ``audit_cases`` (what the privacy audit runs for it: the
+recipes here are in :mod:`labeldp_sim.table1.audit`, a new class may state its own
+inline); add ``conf/mechanism/<name>.yaml``.  The audit and the tests iterate the
+registries and the configs (``tests/test_paths.py`` runs both paths of every config),
+so nothing else is edited.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import check, is_int
+from ..core.components import Interval, Nullable, Options
+from ..core.errors import check
 from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
                                  CentralMechanism, CubeSumMechanism, NoisyLabel, _require_K, check_cells,
-                                 check_classes, laplace_sum, noise_scale, shown)
+                                 audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
 from ..privacy.rappor import RAPPOR
 
 __all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
+
+# the parameters several mechanisms declare
+CHUNK = Interval(int, 1, None, note="reports per block")
+PROTECTION = Options("label", "features+label")
+# T comes from the experiment (the config's T, 'theory' or a number, times T_scale), never NaN or inf
+CLIP_LEVEL = Interval(float, 0, None, closed="neither", note="the clipping level")
+AUDIT = "labeldp_sim.table1.audit"  # the recipes of these classes (imported by the audit only)
 
 # --------------------------------------------------------------------------- classification
 
@@ -63,12 +74,14 @@ class JointRAPPOR(CubeSumMechanism):
     needs_cells = True
     max_epsilon = 2 * LOG_ODDS_LIMIT
     epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
+    parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit), "chunk": CHUNK}
+    audit_cases = audit_recipe(AUDIT, "joint_rappor_audit")
 
     def __init__(self, epsilon, chunk=4096):
         super().__init__(epsilon)
         e = np.exp(self.epsilon / 2)
         self.p, self.q = e / (e + 1), 1 / (e + 1)
-        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
+        self.check_parameters(chunk=chunk)
         self.chunk = int(chunk)  # N × C·K bits are never held at once
 
     def bit_probabilities(self, y, K, cells, n_cells):
@@ -96,7 +109,7 @@ class JointRAPPOR(CubeSumMechanism):
     def aggregate(self, reports, cells, n_cells, K):
         return reports.sum(axis=0).reshape(n_cells, K)
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)
         return rng.binomial(counts, self.p) + rng.binomial(N - counts, self.q)
 
@@ -127,10 +140,14 @@ class ExponentialMechanism(CentralMechanism):
     privacy = LABEL_CENTRAL  # the default protection; __init__ sets the instance's
     epsilon_limit = ("beyond it a class one count behind has probability 1/(1+e^ε') < 2^-52, "
                      "which the Gumbel-max draw cannot represent")
+    # ε' = ε/2 (label) or ε/4 (features+label): the bound on ε depends on protection, checked in __init__
+    parameters = {"epsilon": epsilon_parameter(4 * LOG_ODDS_LIMIT, "4·36.04 with protection features+label, "
+                                                                   "2·36.04 with label"),
+                  "protection": PROTECTION}
+    audit_cases = audit_recipe(AUDIT, "exponential_audit")
 
     def __init__(self, epsilon, protection="label"):
-        check(protection in ("label", "features+label"), "protection", protection,
-              ["label", "features+label"])
+        self.check_parameters(protection=protection)
         self.max_epsilon = LOG_ODDS_LIMIT * (2.0 if protection == "label" else 4.0)
         super().__init__(epsilon)
         self.protection = protection
@@ -143,7 +160,7 @@ class ExponentialMechanism(CentralMechanism):
         w = np.exp(z)
         return w / w.sum(axis=1, keepdims=True)
 
-    def release(self, data, rng, N, h, d, K=None):
+    def _release(self, data, rng, N, h, d, K=None):
         scores = data.label_counts(K)
         return np.argmax(self.weight * scores + rng.gumbel(size=scores.shape), axis=1)
 
@@ -178,6 +195,8 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
     name = "laplace"
     privacy = LABEL_LOCAL
     tasks = ("regression",)
+    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL}
+    audit_cases = audit_recipe(AUDIT, "laplace_audit")
 
     def __init__(self, epsilon, T):
         super().__init__(epsilon)
@@ -197,7 +216,7 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
         return (np.bincount(cells, minlength=n_cells).astype(float),
                 np.bincount(cells, weights=reports, minlength=n_cells))
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         n = data.n()
         return n, data.clipped_sums(self.T) + laplace_sum(n, self.scale, rng)
 
@@ -229,15 +248,14 @@ class LaplaceCubeMean(CentralMechanism):
 
     name = "laplace_cube"
     tasks = ("regression",)
+    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL, "protection": PROTECTION,
+                  "n0_fraction": Nullable(Interval(float, 0, 1, closed="right"), "c θ / 2 = 2^-(d+1)")}
+    audit_cases = audit_recipe(AUDIT, "laplace_cube_audit")
 
     def __init__(self, epsilon, T, protection="label", n0_fraction=None):
         super().__init__(epsilon)
         self.T = _check_T(T)
-        check(protection in ("label", "features+label"), "protection", protection,
-              ["label", "features+label"])
-        if n0_fraction is not None:
-            check(np.isfinite(n0_fraction) and 0 < n0_fraction <= 1, "n0_fraction", n0_fraction,
-                  "null (c θ / 2 = 2^-(d+1)) or a number in (0, 1]")
+        self.check_parameters(protection=protection, n0_fraction=n0_fraction)
         self.protection, self.n0_fraction = protection, n0_fraction
         self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
 
@@ -263,7 +281,7 @@ class LaplaceCubeMean(CentralMechanism):
         n0 = self.n0(N, h, d)
         return S / np.maximum(n, n0), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
 
-    def release(self, data, rng, N, h, d, K=None):
+    def _release(self, data, rng, N, h, d, K=None):
         location, scale = self.location_and_scale(data, N, h, d)
         noisy = scale[~np.isnan(scale)]
         # a tiny ε overflows 2T/(n_l ε) or 6T/(n_0 ε) to inf (NaN estimates), a huge one underflows it to 0
@@ -302,12 +320,14 @@ class JointLaplace(CubeSumMechanism):
     needs_cells = True
     tasks = ("regression",)
 
+    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL,
+                  "floor_fraction": Interval(float, 0, 1, closed="right"), "chunk": CHUNK}
+    audit_cases = audit_recipe(AUDIT, "joint_laplace_audit")
+
     def __init__(self, epsilon, T, floor_fraction=0.5, chunk=2048):
         super().__init__(epsilon)
         self.T = _check_T(T)
-        check(np.isfinite(floor_fraction) and 0 < floor_fraction <= 1, "floor_fraction",
-              floor_fraction, "(0, 1]")
-        check(is_int(chunk) and chunk >= 1, "chunk", chunk, "integer >= 1 (reports per block)")
+        self.check_parameters(floor_fraction=floor_fraction, chunk=chunk)
         self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
         self.count_scale = noise_scale(4, self.epsilon, "4/ε")
         self.sum_scale = noise_scale(4 * self.T, self.epsilon, "4T/ε")
@@ -330,7 +350,7 @@ class JointLaplace(CubeSumMechanism):
     def aggregate(self, reports, cells, n_cells, K):
         return reports[:, 0].sum(axis=0), reports[:, 1].sum(axis=0)
 
-    def sample_aggregate(self, data, N, rng, K=None):
+    def _sample_aggregate(self, data, N, rng, K=None):
         n, S = data.n(), data.clipped_sums(self.T)
         return (n + laplace_sum(np.full(len(n), N), self.count_scale, rng),
                 S + laplace_sum(np.full(len(n), N), self.sum_scale, rng))

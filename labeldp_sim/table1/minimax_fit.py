@@ -47,16 +47,13 @@ H_TOL = 0.1
 TUNING_LABEL = "oracle (best on the grid for the worst admitted instance)"
 
 
-def _tuning_column(frame: pd.DataFrame) -> str:
-    """The tuning beside T: k for kNN cells (k >= 0), else G_est."""
-    return "k" if (frame.k >= 0).any() else "G_est"
+def point_matrices(trials: pd.DataFrame, tune_col: str) -> dict:
+    """R[r, i, t] for one point's trials (admitted grid instances × oracle tunings), and the law entries.
 
-
-def point_matrices(trials: pd.DataFrame) -> dict:
-    """R[r, i, t] for one point's trials (admitted grid instances × oracle tunings), and the law entries."""
+    ``tune_col`` is the estimator's tuning column beside T (its ``tuning``: G_est or k).
+    """
     grid = trials[(trials.instance == "grid") & trials.admitted.astype(bool)]
     oracle = grid[grid.tuning == "oracle"]
-    tune_col = _tuning_column(trials)
     T_filled = oracle["T"].fillna(-1.0)
     insts = np.sort(oracle.G_inst.unique())
     tunes = sorted(set(zip(oracle[tune_col], T_filled)))
@@ -148,18 +145,16 @@ def _law_exponent(cell, axis: str, x_lo: float, x_hi: float, fixed: float, beta:
 def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-point table (M, S, law-tied, optima, flags) and the fits of one law-free run."""
     rows = []
-    cell = spec.cell
+    cell, est = spec.cell, spec.estimator
     for pt in spec.exp.points:
         part = trials[(trials.axis == pt.axis) & (trials.d == pt.d) & (trials.N_requested == pt.N_requested)
                       & (trials.eps_requested == pt.eps_requested)]
-        mats = point_matrices(part)
-        mats["tune_cap"] = not (mats["tune_col"] == "k" and mats["tunes"][-1][0] >= pt.N)
+        mats = point_matrices(part, est.tuning)
+        mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
         M, M_se = cross_fit(mats["R"], mats["reps"])
         S, S_se = cross_fit(mats["law"], mats["reps"])
         opt = _optima(mats)
-        knn = mats["tune_col"] == "k"
-        log_h_est = (-opt["log_tune_vertex"] if not knn
-                     else (opt["log_tune_vertex"] - np.log(pt.N)) / pt.d)
+        log_h_est = est.log_bandwidth(opt["log_tune_vertex"], pt.N, pt.d)
         dist = spec.exp.distributions[pt.d]
         rows.append({
             "cell": cell.name, "axis": pt.axis, "d": pt.d, "N": pt.N, "eps": pt.eps,
@@ -311,7 +306,7 @@ def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, ti
     plt.close(fig)
 
 
-def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str) -> None:
+def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
     """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked."""
     rows = sorted(points.d.unique())
     ncols = int(points.groupby("d").size().max())
@@ -322,7 +317,7 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
         for ci, (_, pt) in enumerate(points[points.d == d].iterrows()):
             part = trials[(trials.axis == pt.axis) & (trials.d == d) & (trials.N == pt.N)
                           & (np.isclose(trials.eps, pt.eps))]
-            mats = point_matrices(part)
+            mats = point_matrices(part, tune_col)
             T = -1.0 if not np.isfinite(pt.opt_T) else pt.opt_T
             cols = [j for j, (_, c) in enumerate(mats["tunes"]) if np.isclose(c, T)]
             mean = mats["R"].mean(axis=0)[:, cols]
@@ -356,7 +351,7 @@ def write_law_free(spec, trials: pd.DataFrame, points: pd.DataFrame, fits: pd.Da
     atomic_write(out / "points.csv", lambda p: points.to_csv(p, index=False))
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
     atomic_write(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, spec.name))
-    atomic_write(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name))
+    atomic_write(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name, spec.estimator.tuning))
 
 
 TABLE_COLUMNS = ["cell", "axis", "d", "theory", "M_slope", "M_ci_low", "M_ci_high", "verdict", "reason",

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ..core.points import Point
+from .points import Point
 from ..core.runner import Plan, execute, trial_rng
 from ..core.store import STORE_NAME, Column, Schema, TrialStore
 from .experiment import Experiment

@@ -25,19 +25,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, RunnerSettings, check_list, check_memory,
-                           check_plan_size, config_node, eps_allowed, validate_common)
+from ..core.components import Component, check_arguments
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
+                           eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.kinds import JobSpec
 from ..core.points import keyed_rng
-from ..core.provenance import config_key
 from ..core.runner import Plan
 from ..core.store import Column, Schema
+from ..core.sweeps import Rule, sweep_mapping, sweep_values
 from .theory import RATES
 
 __all__ = ["UserLevelSpec", "UserPoint", "validate_userlevel", "UserLevelPlan", "USERLEVEL_TRIALS",
@@ -92,13 +93,13 @@ class UserPoint:
         return float(getattr(self, axis))
 
 
-@dataclass
-class UserLevelSpec:
-    """A validated ``kind: userlevel`` experiment.
+@dataclass(kw_only=True)
+class UserLevelSpec(JobSpec):
+    """A validated ``kind: userlevel`` experiment (with the fields of every :class:`JobSpec`).
 
     Attributes
     ----------
-    name, task : experiment name and task
+    task : the task
     family : the family object; family_name its name
     estimators : dict name -> estimator object
     rates : dict estimator name -> rate names in :data:`~.theory.RATES` (the first gives the verdict;
@@ -107,26 +108,18 @@ class UserLevelSpec:
     trials : replicates per point
     path : "sufficient" or "per_user"
     min_stage1_success : points whose stage-I success rate is below it are flagged
-    seed, runner, results_dir, config_key, tol, min_points : as every kind
     """
 
-    name: str
     task: str
     family: object
     family_name: str
     family_params: dict
-    estimators: dict
-    rates: dict
-    sweeps: dict
+    estimators: dict[str, object]
+    rates: dict[str, list]
+    sweeps: dict[str, list]
     trials: int
     path: str
     min_stage1_success: float
-    seed: int
-    runner: RunnerSettings
-    results_dir: Path
-    config_key: str
-    tol: float
-    min_points: int
     packages: tuple = PACKAGES
 
     def points(self) -> list:
@@ -135,8 +128,11 @@ class UserLevelSpec:
 
 
 def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
-    """``classes[name](**params)``; its own errors are blamed on ``prefix.<argument>``."""
+    """``classes[name](**params)``: the arguments checked against the class's declared
+    ``parameters`` first, its own errors blamed on ``prefix.<argument>``."""
     check(name in classes, name_key, name, sorted(classes))
+    if issubclass(classes[name], Component):
+        check_arguments(prefix, classes[name], params)
     try:
         return classes[name](**params)
     except ConfigError as err:
@@ -145,39 +141,22 @@ def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
         raise ConfigError(prefix, params, f"parameters of {classes[name].__name__} ({err})") from None
 
 
-# what each axis value may be: (test, allowed text, type)
-AXIS_VALUES = {
-    "n": (lambda v: is_int(v) and 2 <= v <= MAX_N, "integers in [2, 2**53]", int),
-    "m": (lambda v: is_int(v) and 1 <= v <= 2 ** 40, "integers in [1, 2**40]", int),
-    "eps": (lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed(), float),
-    "d": (lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}]", int),
+# what each axis value may be (in the order of AXES)
+AXIS_RULES = {
+    "n": Rule(lambda v: is_int(v) and 2 <= v <= MAX_N, "integers in [2, 2**53]", int),
+    "m": Rule(lambda v: is_int(v) and 1 <= v <= 2 ** 40, "integers in [1, 2**40]", int),
+    "eps": Rule(lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed(), float),
+    "d": Rule(lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}]", int),
 }
 
 
-def _axis_value(axis: str, key: str, v):
-    ok, allowed, cast = AXIS_VALUES[axis]
-    check(ok(v), key, v, allowed)
-    return cast(v)
-
-
 def _sweeps(node: dict, dims: list) -> dict:
-    sweeps = node["sweeps"]
-    check(isinstance(sweeps, dict) and sweeps, "userlevel.sweeps", sweeps,
-          f"a mapping axis -> {{values, and the other axes}}, axes in {AXES}")
+    """axis -> its points; a sweep holds n, m and ε fixed but its own axis, and runs at every d of
+    ``userlevel.d`` unless it sweeps d itself."""
     out = {}
-    for axis, sweep in sweeps.items():
-        check(axis in AXES, f"userlevel.sweeps.{axis}", sweep, list(AXES))
-        others = [a for a in ("n", "m", "eps") if a != axis]
-        allowed = ["values", *others]
-        check(isinstance(sweep, dict), f"userlevel.sweeps.{axis}", sweep, f"a mapping with keys {allowed}")
-        for key in sweep:
-            check(key in allowed, f"userlevel.sweeps.{axis}.{key}", sweep[key], allowed)
-        for key in allowed:
-            check(key in sweep, f"userlevel.sweeps.{axis}.{key}", None, "a value (it is required)")
-        ok, text, cast = AXIS_VALUES[axis]
-        values = [cast(v) for v in check_list(f"userlevel.sweeps.{axis}.values", sweep["values"], ok, text,
-                                              "[1024, 4096]")]
-        fixed = {a: _axis_value(a, f"userlevel.sweeps.{axis}.{a}", sweep[a]) for a in others}
+    for axis, sweep in sweep_mapping("userlevel.sweeps", node["sweeps"], AXIS_RULES, ("n", "m", "eps"),
+                                     "[1024, 4096]").items():
+        values, fixed = sweep["values"], {a: v for a, v in sweep.items() if a != "values"}
         points = []
         for d in ([None] if axis == "d" else dims):
             for v in values:
@@ -341,7 +320,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
                   f"a rate of the registry, or a list of them (the first is the verdict's): {', '.join(sorted(RATES))}")
         built[name] = _build(classes, name, params, "userlevel.estimators", f"userlevel.estimators.{name}")
         rates[name] = [str(r) for r in listed]
-    dims = [int(v) for v in check_list("userlevel.d", node["d"], *AXIS_VALUES["d"][:2], "[1, 8]")]
+    dims = sweep_values("userlevel.d", node["d"], AXIS_RULES["d"], "[1, 8]")
     trials = node["trials"]
     check(is_int(trials) and 2 <= trials <= 1_000_000, "userlevel.trials", trials, "an integer in [2, 10**6]")
     path = node.get("path", "sufficient")
@@ -357,12 +336,10 @@ def validate_userlevel(cfg) -> UserLevelSpec:
     _check_points(sweeps, built, family)
     _check_sizes(sweeps, built, path, int(trials), basics.runner)
     parts = {"task": task, "family": fam_node, "estimators": est_node, "path": path, "seed": basics.seed}
-    return UserLevelSpec(
-        name=basics.name, task=task, family=family, family_name=str(fam_node["name"]), family_params=fam_params,
-        estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
-        min_stage1_success=float(floor), seed=basics.seed, runner=basics.runner,
-        results_dir=basics.results_dir, config_key=config_key(parts, PACKAGES), tol=basics.tol,
-        min_points=basics.min_points)
+    return UserLevelSpec.of(
+        basics, parts, PACKAGES, task=task, family=family, family_name=str(fam_node["name"]),
+        family_params=fam_params, estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
+        min_stage1_success=float(floor))
 
 
 USERLEVEL_TRIALS = Schema("userlevel_trials", (

@@ -20,15 +20,18 @@ spike      X = a w.p. δ else 0, δ = 1/(m√(nε²)), a = (M_p/δ)^{1/p}       
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import numpy as np
 from scipy.linalg import hadamard
 
+from ..core.components import Interval
 from ..core.errors import check
+from .contract import POSITIVE, Family
 from .data import UserValues, draw_users
 
-__all__ = ["MeanInstance", "MeanFamily", "FixedSign", "Thm2Hard", "Thm6Hard", "Thm7Hard", "Spike", "FAMILIES"]
+__all__ = ["MeanInstance", "Family", "MeanFamily", "FixedSign", "Thm2Hard", "Thm6Hard", "Thm7Hard", "Spike",
+           "FAMILIES"]
 
 
 class MeanInstance:
@@ -80,25 +83,6 @@ class MeanInstance:
         return f"MeanInstance(d={self.d}, m={self.m}, q={len(self.support)}, {self.params})"
 
 
-class Family(ABC):
-    """A family of problems of one task; ``instance`` scales it to a point (n, m, ε, d).
-
-    ``minimax_hard`` marks the lower-bound constructions; fixed instances are not.
-    """
-
-    name: str = ""
-    task: str = ""
-    minimax_hard: bool = False
-
-    @abstractmethod
-    def instance(self, rng, n, m, eps, d):
-        """The trial's law at (n, m, ε, d); its random parameters (hidden signs, ...) come from ``rng``."""
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v}" for k, v in vars(self).items())
-        return f"{type(self).__name__}({fields})"
-
-
 class MeanFamily(Family):
     """A family of mean-estimation problems; ``instance`` returns a :class:`MeanInstance`."""
 
@@ -134,6 +118,7 @@ class FixedSign(MeanFamily):
 
     name = "fixed"
     minimax_hard = False
+    parameters = {"D": POSITIVE, "s": Interval(float, -1, 1, closed="neither")}
 
     def __init__(self, D=1.0, s=0.3):
         self.D = _check_D(D)
@@ -155,6 +140,7 @@ class Thm2Hard(MeanFamily):
 
     name = "thm2"
     minimax_hard = True
+    parameters = {"D": POSITIVE}
 
     def __init__(self, D=1.0):
         self.D = _check_D(D)
@@ -175,6 +161,7 @@ class _SignedDirections(MeanFamily):
     """
 
     minimax_hard = True
+    parameters = {"D": POSITIVE}
 
     def __init__(self, D=1.0):
         self.D = _check_D(D)
@@ -232,6 +219,7 @@ class Spike(MeanFamily):
 
     name = "spike"
     minimax_hard = True
+    parameters = {"p": Interval(float, 2), "M_p": POSITIVE}
 
     def __init__(self, p=2.0, M_p=1.0):
         check(isinstance(p, (int, float)) and np.isfinite(p) and p >= 2, "p", p, ">= 2")

@@ -1,63 +1,42 @@
 r"""User-level LDP mean estimators of papers/003 (Section 4, Proposition 1).
 
-Reusable core (imported by ``learning.py``)
--------------------------------------------
-``twostage(stage1, stage2, D, m, n, eps, rng, *, h=None, delta=None, pre_clip=False, mu=None)``
-    -> ``(estimate: float, stage1_ok: bool | None)``
-
-    Algorithm 1 on two groups of users given as
-    :class:`~labeldp_sim.userlevel.data.UserValues` of 1-D samples (or user
-    statistics) in [−D, D]: ``stage1`` locates [L, R] with the noisy
-    histogram, ``stage2`` averages the clipped, noised user means.  ``n`` is
-    the instance's number of users (it enters Δ = D√(ln n/m)), ``m`` the
-    samples per user; h and Δ default to Theorem 1's 4D/√m and D√(ln n/m).
-    ``stage1_ok`` is μ ∈ [L, R] when the true ``mu`` is given, else None.
-    ``twostage_details`` takes a :class:`TwoStageTuning` and returns a dict
-    (estimate, L, R, k_hat, stage1_ok, h, delta, bins).
-
-``algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None)`` -> ``(theta_hat (dim,), info dict)``
-    Algorithm 2 (ℓ∞ support, the three ε regimes of Theorem 4);
-    ``draw(n_users, coords)`` returns UserValues whose samples are the
-    ``coords`` coordinates of fresh users' samples.
+Each estimator is a :class:`~labeldp_sim.userlevel.contract.Estimator` of task
+``mean`` (group ``userlevel.estimator``) with a ``name``, declared
+``parameters`` and ``trial(family, n, m, eps, d, rng, path="sufficient") -> dict``
+with at least ``error`` (||μ̂ − μ||², exact given μ̂), ``stage1_ok``,
+``in_regime``, ``groups``.  Every random draw of a trial comes from ``rng``.
+The protocols they run are the reusable Algorithms 1 and 2 of
+:mod:`.mean_algorithms` and the Kashin coefficients of :mod:`.kashin`, whose
+names this module re-exports (``from .mean import twostage`` keeps working).
 
 Decisions where the paper is silent or slips (SPEC §2 followed throughout)
 -------------------------------------------------------------------------
-* Step 5's "argmax_k x_k" is argmax_k s_k; k̂ is 0-based in code, L, R as printed.
-* Bins are half-open; a user statistic outside [−D, −D + Bh) counts in the
-  nearest end bin (B = ⌈√m/2⌉ bins reach past D, and Y = D lands in bin B+1
-  when √m/2 is an integer).
-* Δ's ln n uses the users of the Algorithm 1 instance (the group size in Algorithm 2).
 * Stage I takes users 1..⌊n/2⌋, stage II the rest; (55) for n/2 stage II users
   reads Var μ̂ = (2/n)(Var Y + 2((3h+2Δ)/ε)²) (the printed σ²/(mn) + 2(3h+2Δ)²/(nε²)
   drops the factor 2 of using half the users).
-* Algorithm 2, medium privacy: ε' = ⌊ε⌋ coordinates per group and ⌈dim/ε'⌉ groups.
 * Heavy tails: D = c_D·(Δ ∨ M_p^{1/p}) within (86), see :class:`HeavyTailed`.
 * Kashin: nonlinear coefficients, K measured per basis; stage I success is
   checked on θ = E a(X) (≠ Uμ: a is nonlinear).
 * ``in_regime``: n(ε²∧1) ≥ c1·d·ln m (c1 unspecified by the paper, default 1)
   and every stage I group has (size)·(ε_inst²∧1) ≥ 1000 (SPEC §7).
-
-Estimators
-----------
-Each estimator has ``name``, ``task = "mean"``, validated constructor
-arguments, and ``trial(family, n, m, eps, d, rng, path="sufficient") -> dict``
-with at least ``error`` (||μ̂ − μ||², exact given μ̂), ``stage1_ok``,
-``in_regime``, ``groups``.  Every random draw of a trial comes from ``rng``.
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from functools import lru_cache
+from abc import abstractmethod
 
 import numpy as np
 
+from ..core.components import Interval
 from ..core.errors import check
-from .data import PATHS, UserValues
+from .contract import POSITIVE, Estimator, positive_or_none
+from .data import PATHS
 from .families import MeanInstance
-from .mechanisms import BinHistogram, ClippedMean, ItemLevelLaplace, OneSampleLaplace, coordinate
+from .kashin import KASHIN_K, KashinBasis
+from .mean_algorithms import (TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan, split_sizes, stage_one,
+                              stage_two, twostage, twostage_details)
+from .mechanisms import ClippedMean, ItemLevelLaplace, OneSampleLaplace
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
            "algorithm2_plan", "algorithm2_groups", "algorithm2", "split_sizes", "KashinBasis",
@@ -65,269 +44,7 @@ __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage
            "OneSample", "NaiveLaplace", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
 
 STAGE1_MIN = 1000.0  # SPEC §7: stage I needs (group size)·(ε²∧1) ≳ 1000
-KASHIN_K = 2.7  # d-free Kashin constant: ≥ 1.1 × measured sup √d||a(x)||_∞/||x|| up to d = 256 (SPEC: ≈ 2.4)
 _USER_BLOCK = 1 << 20  # users per block when every user carries its own count vector
-
-
-# =========================================================================== Algorithm 1
-
-
-@dataclass(frozen=True)
-class TwoStageTuning:
-    r"""Parameters of Algorithm 1: range [−D, D], bin length h, stage II margin Δ.
-
-    B = ⌈2D/h⌉ bins B_k = [−D + (k−1)h, −D + kh) cover [−D, D]; with Theorem 1's
-    h = 4D/√m this is B = ⌈√m/2⌉.  ``pre_clip`` clips the user mean to
-    [−D, D] first (Theorem 3, (68)).
-    """
-
-    D: float
-    h: float
-    delta: float
-    pre_clip: bool = False
-
-    def __post_init__(self):
-        check(np.isfinite(self.D) and self.D > 0, "D", self.D, "> 0")
-        check(np.isfinite(self.h) and self.h > 0, "h", self.h, "> 0")
-        check(np.isfinite(self.delta) and self.delta >= 0, "delta", self.delta, ">= 0")
-
-    @property
-    def bins(self) -> int:
-        # The tolerance keeps ⌈√m/2⌉ exact when 2D/h is an integer up to rounding.
-        return max(1, math.ceil(2 * self.D / self.h - 1e-9))
-
-    @classmethod
-    def theorem1(cls, D, m, n):
-        """Theorem 1: h = 4D/√m, Δ = D√(ln n / m)."""
-        return cls(float(D), 4.0 * D / math.sqrt(m), D * math.sqrt(math.log(max(n, 1)) / m))
-
-
-def stage_one(values: UserValues, tuning: TwoStageTuning, eps, rng):
-    r"""Stage I of Algorithm 1 (steps 2-5): returns (L, R, k̂) with k̂ 0-based.
-
-    s_k = Σ_i Z_ik, k̂ = argmax_k s_k (the printed "argmax_k x_k" is a slip for
-    s_k), L = −D + (k̂*−2)h and R = −D + (k̂*+1)h with k̂* = k̂ + 1 the paper's
-    1-based index: [L, R] is the union of bins k̂*−1, k̂*, k̂*+1.
-    """
-    hist = BinHistogram(eps, -tuning.D, tuning.h, tuning.bins, pre_clip=tuning.D if tuning.pre_clip else None)
-    s = hist.release_sum(values, rng)
-    k = int(np.argmax(s))  # Laplace sums are continuous: ties have probability 0
-    return -tuning.D + (k - 1) * tuning.h, -tuning.D + (k + 2) * tuning.h, k
-
-
-def stage_two(values: UserValues, tuning: TwoStageTuning, eps, L, R, rng) -> float:
-    r"""Stage II of Algorithm 1 (steps 6-7): μ̂ = mean of clip(Y_i, L−Δ, R+Δ) + Lap((3h+2Δ)/ε)."""
-    mech = ClippedMean(eps, L - tuning.delta, R + tuning.delta, pre_clip=tuning.D if tuning.pre_clip else None)
-    return float(mech.release_sum(values, rng)[0] / values.n)
-
-
-def twostage_details(stage1: UserValues, stage2: UserValues, tuning: TwoStageTuning, eps, rng, mu=None) -> dict:
-    """Algorithm 1 on the two groups with explicit tuning; see the module docstring."""
-    check(stage1.n >= 1, "n", stage1.n, "at least one stage I user per Algorithm 1 instance")
-    check(stage2.n >= 1, "n", stage2.n, "at least one stage II user per Algorithm 1 instance")
-    L, R, k = stage_one(stage1, tuning, eps, rng)
-    est = stage_two(stage2, tuning, eps, L, R, rng)
-    ok = None if mu is None else bool(L <= mu <= R)
-    return {"estimate": est, "L": L, "R": R, "k_hat": k, "stage1_ok": ok,
-            "h": tuning.h, "delta": tuning.delta, "bins": tuning.bins}
-
-
-def twostage(stage1: UserValues, stage2: UserValues, D, m, n, eps, rng, *, h=None, delta=None,
-             pre_clip=False, mu=None):
-    """Algorithm 1 (MeanEst1d) on a stage I and a stage II group: returns (estimate, stage1_ok).
-
-    Parameters
-    ----------
-    stage1, stage2 : UserValues
-        1-D samples or user statistics, nominally in [−D, D].
-    D : float
-        Support bound.
-    m, n : int
-        Samples per user; users of this Algorithm 1 instance (both stages).
-    eps : float
-        User-level budget of this instance.
-    rng : numpy.random.Generator
-    h, delta : float, optional
-        Default to Theorem 1: 4D/√m and D√(ln n/m).
-    pre_clip : bool
-        Clip user means to [−D, D] (Theorem 3).
-    mu : float, optional
-        True mean, only for the stage I success flag.
-    """
-    base = TwoStageTuning.theorem1(D, m, n)
-    tuning = TwoStageTuning(float(D), base.h if h is None else float(h), base.delta if delta is None else float(delta),
-                            bool(pre_clip))
-    out = twostage_details(stage1, stage2, tuning, eps, rng, mu=mu)
-    return out["estimate"], out["stage1_ok"]
-
-
-# =========================================================================== Algorithm 2
-
-
-def split_sizes(n, groups) -> np.ndarray:
-    """Sizes of ``groups`` groups of n users as equal as possible (random division: users are i.i.d.)."""
-    n, groups = int(n), int(groups)
-    return np.full(groups, n // groups) + (np.arange(groups) < n % groups)
-
-
-def algorithm2_plan(dim, eps, n):
-    r"""The grouping of Algorithm 2 (Theorem 4): (regime, coordinate groups, ε per Algorithm 1 instance).
-
-    * ε < 1 ("high" privacy): dim groups, group k runs Algorithm 1 on coordinate k at ε.
-    * 1 ≤ ε < dim·ln n ("medium"): with ε' = ⌊ε⌋ (the paper's "WLOG ε integer"),
-      ⌈dim/ε'⌉ groups, each running ε' Algorithm 1 instances (its coordinates)
-      at 1-LDP: ε' ≤ ε by basic composition.  The printed loop bound ⌊d/ε⌋
-      would skip the last group (SPEC §2); ⌈dim/ε⌉ groups would not cover all
-      coordinates for non-integer ε (e.g. ε = 1.5, ⌈8/1.5⌉ = 6 < 8), hence ε'.
-    * ε ≥ dim·ln n ("low"): one group of all users, every coordinate at ε/dim.
-    """
-    if eps < 1:
-        return "high", [[k] for k in range(dim)], float(eps)
-    if eps < dim * math.log(n):
-        per = int(math.floor(eps))
-        return "medium", [list(range(s, min(s + per, dim))) for s in range(0, dim, per)], 1.0
-    return "low", [list(range(dim))], float(eps) / dim
-
-
-def algorithm2_groups(dim, eps, n):
-    """(regime, coordinate groups, ε per instance, group sizes) of Algorithm 2 on n users, checked.
-
-    Every group needs 2 users (one per stage of Algorithm 1), else a one-line
-    :class:`ConfigError` on ``n``: the rule :func:`algorithm2` applies, and the one
-    the experiment validator applies to every point of a grid before computing.
-    """
-    regime, groups, eps_inst = algorithm2_plan(dim, eps, n)
-    sizes = split_sizes(n, len(groups))
-    check(int(sizes.min()) >= 2, "n", n, f"at least {2 * len(groups)} users: Algorithm 2 splits them into "
-          f"{len(groups)} groups ({regime} privacy, {dim} coordinates), each with a stage I and a stage II user")
-    return regime, groups, eps_inst, sizes
-
-
-def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
-    r"""Algorithm 2 (MeanEst, ℓ∞ support ||X||_∞ ≤ D): θ̂ coordinate by coordinate.
-
-    Each group's users are split in halves (stage I, stage II) shared by the
-    group's Algorithm 1 instances, which use Theorem 1's tuning with the
-    group's size for n.  Privacy: a user takes part in the instances of its
-    group only, each ε_inst-LDP, ε_inst·(coordinates per group) ≤ ε (basic
-    composition, Theorem 4's proof).
-
-    Parameters
-    ----------
-    draw : callable (n_users, coords) -> UserValues
-        Fresh users' samples restricted to the coordinates ``coords``.
-    dim : int
-    D : float
-        ℓ∞ bound of a sample.
-    truth : ndarray (dim,), optional
-        True mean, for the stage I success flags.
-
-    Returns
-    -------
-    theta_hat : ndarray (dim,)
-    info : dict
-        regime, groups, eps_instance, min_stage1_users, stage1_ok, stage1_failures.
-    """
-    regime, groups, eps_inst, sizes = algorithm2_groups(dim, eps, n)
-    theta = np.zeros(dim)
-    fails = 0
-    for coords, size in zip(groups, sizes):
-        n1 = int(size) // 2
-        stage1, stage2 = draw(n1, coords), draw(int(size) - n1, coords)
-        tuning = TwoStageTuning.theorem1(D, m, int(size))
-        for j, l in enumerate(coords):
-            f = coordinate(j)
-            out = twostage_details(stage1.map_samples(f, linear=True), stage2.map_samples(f, linear=True),
-                                   tuning, eps_inst, rng, mu=None if truth is None else float(truth[l]))
-            theta[l] = out["estimate"]
-            fails += out["stage1_ok"] is False
-    info = {"regime": regime, "groups": len(groups), "eps_instance": eps_inst,
-            "min_stage1_users": int(sizes.min()) // 2,
-            "stage1_ok": None if truth is None else fails == 0, "stage1_failures": int(fails)}
-    return theta, info
-
-
-# =========================================================================== Kashin
-
-
-class KashinBasis:
-    r"""Kashin representations in the frame U = d columns of a random orthogonal 2d×2d matrix.
-
-    Lemma 1 is false as a *linear* map (SPEC §2: the row u_j with the largest
-    norm gives ||Ux||_∞ ≥ ||u_j|| ≥ 1/√2 at x = u_j/||u_j||), so coefficients
-    are the nonlinear Lyubarskii–Vershynin ones: from r = x, a = 0, repeat
-
-    .. math:: b = \mathrm{clip}(U r, \pm 1.5\|r\|/\sqrt{2d}),\quad a \mathrel{+}= b,\quad r \mathrel{-}= U^\top b
-
-    until ||r|| ≤ 10⁻¹³||x||, then add the remainder U r exactly, so
-    Uᵀa(x) = x (UᵀU = I) and ||a(x)||_∞ ≤ K||x||/√d.  The map is odd and
-    positively homogeneous.
-
-    K ("auto") is measured once per basis: 1.1 × the largest √d||a(x)||_∞/||x||
-    over the directions u_j/||u_j|| (the worst case of the linear map), the
-    coordinate axes and 4096 Gaussian directions; SPEC §2 reports K ≈ 2.4.
-
-    Parameters
-    ----------
-    d : int
-    seed : int
-        Fixes U (a public parameter, not data-dependent).
-    """
-
-    FACTOR = 1.5
-    TOL = 1e-13
-    MAX_ITER = 1000
-
-    def __init__(self, d, seed=0):
-        self.d, self.seed = int(d), int(seed)
-        self.U = _orthogonal_columns(self.d, self.seed)
-        self.K = _measured_K(self.d, self.seed)
-
-    def coefficients(self, x) -> np.ndarray:
-        """a(x) for rows x, shape (k, d) -> (k, 2d)."""
-        x = np.asarray(x, dtype=float).reshape(-1, self.d)
-        return _lv_coefficients(self.U, x, self.FACTOR, self.TOL, self.MAX_ITER)
-
-    def reconstruct(self, a) -> np.ndarray:
-        """Uᵀa for rows a, shape (k, 2d) -> (k, d)."""
-        return np.asarray(a, dtype=float) @ self.U
-
-
-@lru_cache(maxsize=32)
-def _orthogonal_columns(d, seed):
-    g = np.random.default_rng(seed).standard_normal((2 * d, 2 * d))
-    q, r = np.linalg.qr(g)
-    q = q * np.sign(np.diag(r))  # Haar measure: fix the signs of the QR factor
-    return np.ascontiguousarray(q[:, :d])
-
-
-def _lv_coefficients(U, x, factor, tol, max_iter):
-    d2 = U.shape[0]
-    r = x.copy()
-    a = np.zeros((len(x), d2))
-    target = tol * np.linalg.norm(x, axis=1)
-    for _ in range(max_iter):
-        nr = np.linalg.norm(r, axis=1)
-        if np.all(nr <= target):
-            break
-        level = (factor * nr / math.sqrt(d2))[:, None]
-        b = np.clip(r @ U.T, -level, level)
-        a += b
-        r -= b @ U
-    return a + r @ U.T  # the tiny remainder, exactly: Uᵀ(U r) = r
-
-
-@lru_cache(maxsize=32)
-def _measured_K(d, seed):
-    U = _orthogonal_columns(d, seed)
-    probe = np.vstack([U / np.linalg.norm(U, axis=1)[:, None], np.eye(d),
-                       np.random.default_rng(seed + 1).standard_normal((4096, d))])
-    a = _lv_coefficients(U, probe, KashinBasis.FACTOR, KashinBasis.TOL, KashinBasis.MAX_ITER)
-    ratio = math.sqrt(d) * np.abs(a).max(axis=1) / np.linalg.norm(probe, axis=1)
-    return 1.1 * float(ratio.max())
-
-
-# =========================================================================== estimators
 
 
 def _check_point(n, m, eps, d, path):
@@ -354,13 +71,12 @@ def _columns(coords):
     return f
 
 
-class MeanEstimator(ABC):
+class MeanEstimator(Estimator):
     """A user-level ε-LDP mean estimator: one trial at a point of the grid.
 
     Subclasses implement ``_estimate(instance, n, m, eps, d, rng, path) -> (mu_hat, info)``.
     """
 
-    name: str = ""
     task: str = "mean"
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
@@ -397,10 +113,6 @@ class MeanEstimator(ABC):
     def _estimate(self, inst, n, m, eps, d, rng, path):
         """(μ̂, diagnostics) for one trial."""
 
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v}" for k, v in vars(self).items())
-        return f"{type(self).__name__}({fields})"
-
 
 class _TwoStageRegime:
     """Regime checks shared by the two-stage estimators.
@@ -409,6 +121,8 @@ class _TwoStageRegime:
     the SPEC §7 check, stage I group size·(ε_inst²∧1) ≥ ``min_stage1``, is the
     binding one in practice).
     """
+
+    REGIME_PARAMETERS = {"c1": POSITIVE, "min_stage1": POSITIVE}
 
     def _init_regime(self, c1, min_stage1):
         self.c1 = _check_positive("c1", c1)
@@ -439,6 +153,7 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
     """
 
     name = "alg1"
+    parameters = {"D": positive_or_none("the instance's max |x|"), **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
@@ -488,6 +203,8 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
     """
 
     name = "heavy"
+    parameters = {"p": Interval(float, 2), "M_p": positive_or_none("the instance's exact E|X|^p"),
+                  "c": POSITIVE, "c_D": POSITIVE, **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, p=2.0, M_p=None, c=1.0, c_D=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         check(isinstance(p, (int, float)) and not isinstance(p, bool) and np.isfinite(p) and p >= 2, "p", p, ">= 2")
@@ -534,6 +251,7 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
     """
 
     name = "alg2"
+    parameters = {"D": positive_or_none("the instance's max ||x||_inf"), **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
@@ -578,6 +296,9 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
     """
 
     name = "kashin"
+    parameters = {"D": positive_or_none("the instance's max ||x||_2"),
+                  "K": positive_or_none(f"max({KASHIN_K}, the basis' measured K)"),
+                  "basis_seed": Interval(int, 0), **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, K=None, basis_seed=0, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
@@ -608,6 +329,8 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
 
 class _Baseline(MeanEstimator):
     """Shared constructor of the one-round baselines: D = clipping level (None = the instance's ℓ∞ bound)."""
+
+    parameters = {"D": positive_or_none("the instance's max ||x||_inf")}
 
     def __init__(self, D=None):
         self.D = _check_positive("D", D, allow_none=True)

@@ -18,7 +18,7 @@ from labeldp_sim.privacy.protocols import USER_LOCAL
 from labeldp_sim.userlevel.data import UserValues
 from labeldp_sim.userlevel.mean import TwoStageTuning
 from labeldp_sim.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
-                                              OneSampleLaplace)
+                                              OneSampleLaplace, UserRandomizer)
 
 DRAWS = 40_000  # per input: moderate; the "(randomize)" cases use 1 in 10 of them
 REAL, MUTANTS = ul.userlevel_cases(EPSILON)
@@ -35,7 +35,14 @@ def _exact(name):
 def test_registered_with_the_audit():
     names = {c.name for c in cases()}
     assert {c.name for c in REAL + MUTANTS} <= names
-    assert ul.userlevel_cases in audit._PROVIDERS
+    # each randomizer class's audit_cases gives the cases of exactly that class, found in the registry
+    randomizers = [cls for cls in audit.audited_classes() if issubclass(cls, UserRandomizer)]
+    assert {BinHistogram, ClippedMean, ItemLevelLaplace, OneSampleLaplace, MappedSamples} <= set(randomizers)
+    for cls in randomizers:
+        own = cls.audit_cases(EPSILON)
+        assert own.cases and all(type(c.mechanism) is cls for c in own.cases), cls
+        assert {c.name for c in own.cases + own.mutants} <= names
+    assert sorted(c.name for cls in randomizers for c in cls.audit_cases(EPSILON).cases) == sorted(c.name for c in REAL)
     assert len(MUTANTS) >= 4 and len({c.name for c in REAL + MUTANTS}) == len(REAL) + len(MUTANTS)
     for case in REAL + MUTANTS:
         assert case.mechanism.epsilon == EPSILON
@@ -150,30 +157,30 @@ def test_exact_loss_of_the_one_sample_mixture_is_below_its_pair_bound():
 
 
 def test_randomize_path_calls_randomize_once_per_report():
-    class Counting(ClippedMean):
+    class _Counting(ClippedMean):  # "_": a fixture may override randomize, the boundary (and is not registered)
         calls = 0
 
         def randomize(self, x_user, rng):
-            Counting.calls += 1
+            _Counting.calls += 1
             return super().randomize(x_user, rng)
 
-    mech, pair = Counting(EPSILON, -1.0, 1.0), (np.full(16, -1.0), np.full(16, 1.0))
+    mech, pair = _Counting(EPSILON, -1.0, 1.0), (np.full(16, -1.0), np.full(16, 1.0))
     out = ul.randomize_draw(pair)(mech, 0, 5_000, np.random.default_rng(0))
-    assert out.shape == (5_000 // ul.RANDOMIZE_SHARE, 1) and Counting.calls == len(out)
-    Counting.calls = 0
+    assert out.shape == (5_000 // ul.RANDOMIZE_SHARE, 1) and _Counting.calls == len(out)
+    _Counting.calls = 0
     out = ul.law_draw(pair)(mech, 1, 5_000, np.random.default_rng(0))
-    assert out.shape == (5_000, 1) and Counting.calls == 0
+    assert out.shape == (5_000, 1) and _Counting.calls == 0
     assert abs(np.median(out) - 1.0) < 0.2
 
 
 def test_a_biased_but_private_choice_is_not_flagged():
     """P1b reporting the max sample instead of a random one is still ε-LDP: the audit checks privacy only."""
-    class MaxSample(OneSampleLaplace):
+    class _MaxSample(OneSampleLaplace):  # "_": a fixture without a recipe, kept out of the registries
         def _law(self, x):
             return self.clip(x.reshape(len(x), -1).max(axis=0)), np.ones(1)
 
     recipe = BY_NAME["ul_one_sample"].recipe
-    result = run_case(Case("one_sample: max sample", MaxSample(EPSILON, 1.0), recipe), DRAWS, seed=0)
+    result = run_case(Case("one_sample: max sample", _MaxSample(EPSILON, 1.0), recipe), DRAWS, seed=0)
     assert result.verdict == "private" and result.exact_loss == pytest.approx(EPSILON)
 
 

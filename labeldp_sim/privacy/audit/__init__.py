@@ -1,8 +1,9 @@
 r"""Privacy audit of every mechanism: an exact privacy-loss check and a black-box lower bound (SPEC §6).
 
 ``labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]`` runs,
-for each mechanism of the rate cells (Table I of papers/000) and of the K-class
-experiments (papers/002), at its claimed ε (1 by default):
+for each registered mechanism class — Table I's (papers/000), the K-class ones
+(papers/002), the user-level randomizers (papers/003), whatever a paper adds — the
+cases its class states beside it (``audit_cases``), at the claimed ε (1 by default):
 
 **Exact check.**  The privacy loss of a mechanism M under a neighbour relation ~ is
 
@@ -48,7 +49,7 @@ own label), but it can only give a *lower* bound on L.
 **Planted mutants** (test fixtures of the audit, never used by the product): each
 breaks one mechanism in one way; the audit must call it "caught".
 
-**Careless inputs** (:class:`Careless`, registered with :func:`register_careless`):
+**Careless inputs** (:class:`Careless`, listed by each class's ``audit_cases``):
 each is a call a careless caller could make — a label 0.5 or −1, a cube index
 past n_cells, NaN, samples of shape (m, 2) for d = 1, an ε whose probabilities
 float64 cannot represent.  The mechanism must refuse it at its boundary with one
@@ -69,10 +70,18 @@ and what the audit covers"), reported with its ε_lower in rows of kind
 
 Outputs: ``<out>/audit.csv`` and ``<out>/audit.md``, written atomically.
 
+**Where the cases come from.**  Every concrete
+:class:`~labeldp_sim.privacy.protocols.Mechanism` registered in any component group
+(:func:`~labeldp_sim.core.components.components`) is audited: its class's
+``audit_cases(eps)`` returns an :class:`AuditCases` (real cases of that class, planted
+mutants, careless inputs), usually by importing its paper's recipe module.  A class without
+a recipe of its own, or whose rows are given to another class, stops the audit
+(:class:`MissingRecipe`, :func:`collect`).
+
 Modules: :mod:`.maths` (exact losses, Clopper–Pearson bounds), :mod:`.blackbox` (the
-black-box test), :mod:`.registry` (recipes, cases, careless inputs and their
-registration), :mod:`.rappor_audit` (the shared RAPPOR's cases), :mod:`.mutants` (its
-planted mutants), :mod:`.runner` (running the cases), :mod:`.report` (audit.csv,
+black-box test), :mod:`.registry` (recipes, cases, careless inputs, collected from the
+mechanism registries), :mod:`.rappor_audit` (the shared RAPPOR's cases), :mod:`.mutants`
+(its planted mutants), :mod:`.runner` (running the cases), :mod:`.report` (audit.csv,
 audit.md, the printed table) and :mod:`.cli` (the entry point).  Every name is
 re-exported here: import from ``labeldp_sim.privacy.audit``.
 """
@@ -82,16 +91,16 @@ from __future__ import annotations
 from .blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
                        bits_code, black_box, low_bit_codes)
 from .maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
-from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, T, _CARELESS, _PROVIDERS, Careless, Case, Recipe,
-                       builds, calls, careless_cases, cases, register_careless, register_cases)
-from .rappor_audit import RAPPOR_RECIPE  # registers the shared RAPPOR before any paper package
+from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, Careless, Case,
+                       MissingRecipe, Recipe, audited_classes, builds, calls, careless_cases, cases, collect,
+                       load_configured)
 from .runner import (CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result, _run_case,
                      low_bit_result, run_audit, run_careless, run_case)
 from .report import COLUMNS, NAME_WIDTH, write_outputs
 from .cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
 
 __all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Careless", "Result",
-           "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower", "register_cases",
-           "register_careless", "calls", "builds", "clopper_pearson_upper", "black_box", "low_bit_codes", "cases",
-           "careless_cases", "run_case", "run_careless", "run_audit", "write_outputs", "parse_args", "main",
-           "MECHANISM", "CARELESS", "LIMITATION"]
+           "AuditCases", "MissingRecipe", "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower", "calls",
+           "builds", "clopper_pearson_upper", "black_box", "low_bit_codes", "audited_classes", "collect", "cases",
+           "careless_cases", "load_configured", "run_case", "run_careless", "run_audit", "write_outputs",
+           "parse_args", "main", "MECHANISM", "CARELESS", "LIMITATION"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...core.errors import MISSING, ConfigError
 from .blackbox import ALPHA
-from .registry import EPSILON
+from .registry import EPSILON, MissingRecipe, collect
 from .report import NAME_WIDTH, _printer, write_outputs
 from .runner import DEFAULT_DRAWS, run_audit
 
@@ -134,8 +134,10 @@ def main(argv: list[str]) -> int:
     """``labeldp-sim audit``: run the audit, write ``<out>/audit.{csv,md}``, print a table.
 
     Returns 0 when every mechanism is "private", every mutant "caught" and every careless
-    input "refused" (the stated limitation rows never fail), 1 otherwise, and 2 (one line
-    on stderr, nothing computed or written) on a bad option.
+    input "refused" (the stated limitation rows never fail), 1 otherwise — also, before
+    anything is drawn, when a registered mechanism has no recipe of its own (one line
+    naming it, :class:`~.registry.MissingRecipe`) — and 2 (one line on stderr, nothing
+    computed or written) on a bad option.
     """
     try:
         opts = parse_args(argv)
@@ -152,6 +154,11 @@ def main(argv: list[str]) -> int:
         print("  --out DIR     where audit.csv and audit.md go (default results)")
         print("  --no-mutants  audit the real mechanisms only")
         return 0
+    try:
+        collect(EPSILON)  # every registered mechanism states its own recipe, or nothing is drawn
+    except MissingRecipe as err:
+        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        return 1
     print(f"privacy audit: ε = {EPSILON:g}, {opts.draws:,} draws per input, α = {ALPHA:g}, "
           f"seed {opts.seed}")
     print(f"{'mechanism':<{NAME_WIDTH}} {'privacy':<24} {'exact':>8} {'ε_lower':>8} verdict  caught by")

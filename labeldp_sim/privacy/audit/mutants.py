@@ -12,13 +12,18 @@ import numpy as np
 from ..rappor import RAPPOR
 
 
+def full_eps_bits(mech) -> None:
+    """The planted bug of the RAPPOR-style mutants: bits at e^ε/(e^ε+1) and 1/(e^ε+1), not at e^(ε/2)."""
+    e = np.exp(mech.epsilon)
+    mech.p, mech.q = e / (e + 1), 1 / (e + 1)
+
+
 class _MutantFullEpsRAPPOR(RAPPOR):
     """Fixture: e^ε per bit instead of e^(ε/2) (loss 2ε)."""
 
     def __init__(self, epsilon):
         super().__init__(epsilon)
-        e = np.exp(self.epsilon)
-        self.p, self.q = e / (e + 1), 1 / (e + 1)
+        full_eps_bits(self)
 
 
 class _MutantInferredKRAPPOR(RAPPOR):

@@ -1,11 +1,20 @@
-"""The registry of audited mechanisms: recipes, cases and careless inputs, registered by the paper packages."""
+"""What the audit runs: recipes, cases and careless inputs, collected from the mechanism registries.
+
+Every concrete mechanism class (a :class:`~labeldp_sim.privacy.protocols.Mechanism` registered
+in any component group: ``mechanism``, ``userlevel.randomizer``...) states what the audit runs
+for it in its :meth:`~labeldp_sim.privacy.protocols.Mechanism.audit_cases`, beside the class.
+:func:`collect` iterates the registries, so a new mechanism is audited without any list here
+being edited — and one without a recipe stops the audit (:class:`MissingRecipe`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 from typing import Callable
 
-from ..protocols import Mechanism
+from ...core.components import component_class, components
+from ..protocols import MECHANISMS, NONE, Mechanism
 
 EPSILON = 1.0          # the claimed ε of every audited mechanism
 T = 1.0                # clipping level; neighbours use labels ±10T, beyond it
@@ -79,41 +88,138 @@ class Case:
         return "private" if self.mutant_of is None else "caught"
 
 
-_PROVIDERS: list = []
-_CARELESS: list = []
+@dataclass
+class AuditCases:
+    """What a mechanism class's ``audit_cases(eps)`` returns: the audit's rows for that class.
 
-
-def register_cases(provider: Callable) -> Callable:
-    """Register ``provider(eps) -> (cases, mutants)``: a paper package's audited mechanisms.
-
-    Each paper package registers the recipes of its own mechanisms when it is
-    imported (``labeldp_sim/<paper>/audit.py``), so this module knows no paper.
+    Attributes
+    ----------
+    cases : list of Case
+        Real cases: mechanisms of exactly this class, as the product builds them.
+    mutants : list of Case
+        Planted mutants (test fixtures of the audit), each ``mutant_of`` one of ``cases``.
+    careless : list of Careless
+        Careless inputs to mechanisms of this class (or to the class itself).
     """
-    if provider not in _PROVIDERS:
-        _PROVIDERS.append(provider)
-    return provider
+
+    cases: list = field(default_factory=list)
+    mutants: list = field(default_factory=list)
+    careless: list = field(default_factory=list)
 
 
-def register_careless(provider: Callable) -> Callable:
-    """Register ``provider(eps) -> list of Careless``: a paper package's careless inputs."""
-    if provider not in _CARELESS:
-        _CARELESS.append(provider)
-    return provider
+def nothing_claimed(eps) -> AuditCases:
+    """The audit of a mechanism that claims no privacy (:class:`~labeldp_sim.privacy.protocols.NoPrivacy`): no row."""
+    return AuditCases()
 
 
-def careless_cases(eps: float = EPSILON) -> list[Careless]:
-    """Every registered careless input, in registration order."""
-    return [case for provider in _CARELESS for case in provider(eps)]
+class MissingRecipe(TypeError):
+    """A registered mechanism the audit cannot audit: no recipe, or one that is not its own."""
 
 
-def calls(method: str, *args, **kwargs) -> Callable:
-    """The ``call`` of a :class:`Careless` that runs ``mechanism.<method>(*args, **kwargs)``."""
-    return lambda mechanism: getattr(mechanism, method)(*args, **kwargs)
+# A subclass that sets only these keeps its parent's recipe: they change no law.
+PRIVACY_NEUTRAL = frozenset({"name", "tasks"})
 
 
-def builds(*args, **kwargs) -> Callable:
-    """The ``call`` of a :class:`Careless` that builds the mechanism class with these arguments."""
-    return lambda cls: cls(*args, **kwargs)
+def audited_classes() -> list[type]:
+    """Every registered concrete mechanism, of every component group, in module order.
+
+    The shared ones (``labeldp_sim.privacy``) first, then by module and definition order
+    within it, so the rows do not depend on which paper was imported first.
+    """
+    shared = Mechanism.__module__.rpartition(".")[0] + "."
+    found = {}
+    for table in components().values():
+        for cls in table.values():
+            if issubclass(cls, Mechanism):
+                found.setdefault(cls, len(found))
+    return sorted(found, key=lambda cls: (not cls.__module__.startswith(shared), cls.__module__, found[cls]))
+
+
+def load_configured() -> None:
+    """Import the class each config of the mechanism group names (``conf/mechanism/*.yaml``).
+
+    So a mechanism a config can run is registered, and audited, even when no module
+    imported it yet.  A ``_target_`` that is not a mechanism class stops the audit (ConfigError).
+    """
+    from omegaconf import OmegaConf
+
+    from ...core.config import CONF_DIR, group_options
+
+    for name in group_options(MECHANISMS):
+        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / MECHANISMS / f"{name}.yaml"), resolve=False)
+        component_class(MECHANISMS, node.get("_target_"))
+
+
+def _inherits_rows(cls) -> bool:
+    """Whether ``cls`` is covered by the rows of the class it inherits its recipe from.
+
+    True for a subclass that takes its parent's ``audit_cases`` and changes nothing but
+    :data:`PRIVACY_NEUTRAL` attributes; its parent's rows are its own.
+    """
+    owner = next(k for k in cls.__mro__ if "audit_cases" in vars(k))
+    changed = {k for k in vars(cls) if not k.startswith("__") and k != "_abc_impl"} - PRIVACY_NEUTRAL
+    return owner is not cls and owner is not Mechanism and not inspect.isabstract(owner) and not changed
+
+
+def _problems(cls, plan) -> list[str]:
+    """What is wrong with the ``plan`` of ``cls``: nothing when each row belongs to the class."""
+    where = f"{cls.__qualname__}.audit_cases"
+    if plan is None:
+        return [f"{cls.__qualname__} ({cls.__module__}) states no audit recipe (its audit_cases returns None)"]
+    if not isinstance(plan, AuditCases):
+        return [f"{where} returned {type(plan).__name__}, not an AuditCases"]
+    out = []
+    if getattr(cls, "privacy", None) != NONE and not any(type(c.mechanism) is cls for c in plan.cases):
+        out.append(f"{cls.__qualname__} ({cls.__module__}) has no audit recipe: its audit_cases gives no "
+                   f"real case of a {cls.__qualname__}")
+    real = {c.name for c in plan.cases}
+    out += [f"{where}: case {c.name!r} is not a {cls.__qualname__}" for c in plan.cases + plan.mutants
+            if not isinstance(c.mechanism, cls)]
+    out += [f"{where}: mutant {c.name!r} is of {c.mutant_of!r}, not of one of its cases" for c in plan.mutants
+            if c.mutant_of not in real]
+    out += [f"{where}: careless input {c.name!r} is not given to a {cls.__qualname__}" for c in plan.careless
+            if not (isinstance(c.mechanism, cls) or (isinstance(c.mechanism, type) and issubclass(c.mechanism, cls)))]
+    return out
+
+
+def collect(eps: float = EPSILON, classes=None) -> AuditCases:
+    """Every audited row: the ``audit_cases(eps)`` of each class of ``classes``, joined.
+
+    Parameters
+    ----------
+    eps : float
+        The claimed ε each mechanism is built with.
+    classes : list of type, optional
+        The classes to audit; default: :func:`audited_classes` once the mechanism
+        configs' classes are loaded (:func:`load_configured`).
+
+    Raises
+    ------
+    MissingRecipe
+        One line naming every class without a recipe — its ``audit_cases`` returns None, or
+        no real case of exactly that class (a class that inherits a recipe and changes only
+        :data:`PRIVACY_NEUTRAL` attributes is covered by its parent's) — every row given to
+        another class and every name used twice.
+    """
+    if classes is None:
+        load_configured()
+        classes = audited_classes()
+    joined, problems = AuditCases(), []
+    for cls in classes:
+        if _inherits_rows(cls):
+            continue
+        plan = cls.audit_cases(eps)
+        found = _problems(cls, plan)
+        problems += found
+        if not found:
+            joined.cases += plan.cases
+            joined.mutants += plan.mutants
+            joined.careless += plan.careless
+    names = [c.name for c in joined.cases + joined.mutants] + [c.name for c in joined.careless]
+    problems += [f"the name {name!r} is used twice" for name in sorted({n for n in names if names.count(n) > 1})]
+    if problems:
+        raise MissingRecipe("; ".join(problems))
+    return joined
 
 
 def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
@@ -129,11 +235,22 @@ def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
     Returns
     -------
     list of Case
-        In the order the paper packages registered them (shared RAPPOR first).
+        Class by class, in :func:`audited_classes`' order.
     """
-    real, planted = [], []
-    for provider in _PROVIDERS:
-        got, broken = provider(eps)
-        real += got
-        planted += broken
-    return real + (planted if mutants else [])
+    joined = collect(eps)
+    return joined.cases + (joined.mutants if mutants else [])
+
+
+def careless_cases(eps: float = EPSILON) -> list[Careless]:
+    """Every careless input, class by class."""
+    return collect(eps).careless
+
+
+def calls(method: str, *args, **kwargs) -> Callable:
+    """The ``call`` of a :class:`Careless` that runs ``mechanism.<method>(*args, **kwargs)``."""
+    return lambda mechanism: getattr(mechanism, method)(*args, **kwargs)
+
+
+def builds(*args, **kwargs) -> Callable:
+    """The ``call`` of a :class:`Careless` that builds the mechanism class with these arguments."""
+    return lambda cls: cls(*args, **kwargs)

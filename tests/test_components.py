@@ -1,0 +1,184 @@
+"""The plug-in contract: every component declares exactly its parameters, and configs reach them.
+
+Every module of the package is imported first, so that the registries hold
+every component a paper defines (a component registers itself when its module
+is imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+
+import pytest
+from omegaconf import OmegaConf
+
+import labeldp_sim
+from labeldp_sim.core.components import (AnyOf, Boolean, Component, Constraint, Interval, Nullable, Options, Text,
+                                         WithNote, build, check_arguments, components, import_class)
+from labeldp_sim.core.config import CONF_DIR, GROUPS
+from labeldp_sim.core.errors import ConfigError
+
+
+def _import_everything() -> None:
+    for info in pkgutil.walk_packages(labeldp_sim.__path__, f"{labeldp_sim.__name__}."):
+        if not info.name.endswith("__main__"):  # a __main__ module runs its command when imported
+            importlib.import_module(info.name)
+
+
+_import_everything()
+REGISTERED = [(group, path, cls) for group, table in sorted(components().items())
+              for path, cls in sorted(table.items())]
+
+
+def _keyword_parameters(cls) -> set:
+    signature = inspect.signature(cls.__init__)
+    return {p.name for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+
+
+def test_every_paper_registers_components():
+    groups = components()
+    for group in ("distribution", "mechanism", "estimator"):
+        assert groups.get(group), f"no {group} registered"
+
+
+@pytest.mark.parametrize("group,path,cls", [pytest.param(*entry, id=entry[1]) for entry in REGISTERED])
+def test_declared_parameters_are_the_keyword_parameters_of_init(group, path, cls):
+    assert cls.group == group
+    assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values()), \
+        "a component takes named parameters only: **kwargs cannot be declared"
+    assert set(cls.parameters) == _keyword_parameters(cls)
+    for name, constraint in cls.parameters.items():
+        assert isinstance(constraint, Constraint), name
+        assert constraint.describe() and "\n" not in constraint.describe(), name
+
+
+def _yaml_targets():
+    for group in GROUPS:
+        for path in sorted((CONF_DIR / group).glob("*.yaml")):
+            node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+            if isinstance(node, dict) and "_target_" in node:
+                yield pytest.param(group, node["_target_"], id=f"{group}/{path.stem}")
+
+
+@pytest.mark.parametrize("group,target", list(_yaml_targets()))
+def test_every_yaml_target_is_a_registered_component_of_its_group(group, target):
+    cls = import_class(target)
+    assert cls in components(group).values(), f"{target} is not a registered concrete {group} component"
+
+
+def test_every_object_group_has_yaml_options():
+    targets = {param.values[0] for param in _yaml_targets()}
+    assert {"distribution", "mechanism", "estimator"} <= targets
+
+
+# --------------------------------------------------------------------------- constraints
+
+
+@pytest.mark.parametrize("constraint,text", [
+    (Interval(float, 0, 1, closed="right"), "finite numbers in (0, 1]"),
+    (Interval(float, 0, closed="neither"), "finite numbers > 0"),
+    (Interval(int, 2), "integers >= 2"),
+    (Interval(float, high=1, closed="left"), "finite numbers < 1"),
+    (Interval(float), "finite numbers"),
+    (Interval(int, 2, note="a power of 2"), "integers >= 2 (a power of 2)"),
+    (Options("cos2", "linear_edge"), "cos2, linear_edge"),
+    (Boolean(), "true, false"),
+    (Text("a class name"), "a class name"),
+    (Nullable(Interval(int, 1), "the theorem's law"), "null (the theorem's law) or integers >= 1"),
+    (AnyOf(Interval(int, 1), Options("all")), "integers >= 1 or all"),
+    (WithNote(Options("a", "b"), "why"), "a, b (why)"),
+])
+def test_constraint_descriptions(constraint, text):
+    assert constraint.describe() == text
+
+
+@pytest.mark.parametrize("constraint,good,bad", [
+    (Interval(float, 0, 1, closed="right"), [1, 0.5, 1.0], [0, 0.0, 1.5, float("nan"), float("inf"), True, "0.5"]),
+    (Interval(int, 2), [2, 10 ** 30], [1, 2.0, True, "3", None]),
+    (Options("a", "b"), ["a"], ["c", None, True, ["a"]]),
+    (Boolean(), [True, False], [1, 0, "true", None]),
+    (Text(), ["x"], ["", None, 1]),
+    (Nullable(Interval(int, 1)), [None, 3], [0, "x"]),
+    (AnyOf(Interval(int, 1), Options("all")), [1, "all"], [0, "none"]),
+])
+def test_constraints_accept_and_refuse(constraint, good, bad):
+    assert all(constraint.accepts(v) for v in good)
+    assert not any(constraint.accepts(v) for v in bad)
+
+
+# --------------------------------------------------------------------------- build
+
+
+class _Toy(Component):
+    """A component of a group no paper uses, for the tests below."""
+
+    group = "test.toy"
+    parameters = {"rate": Interval(float, 0, closed="neither"), "count": Interval(int, 1),
+                  "shape": Options("round", "square"), "size": Nullable(Interval(int, 1))}
+
+    def __init__(self, rate=1.0, count=1, shape="round", size=None):
+        self.rate, self.count, self.shape, self.size = rate, count, shape, size
+
+
+TOY = f"{__name__}._Toy"
+
+
+def _refusal(node, **kwargs) -> ConfigError:
+    with pytest.raises(ConfigError) as err:
+        build("test.toy", {"_target_": TOY, **node}, **kwargs)
+    assert "\n" not in str(err.value) and "allowed:" in str(err.value)
+    return err.value
+
+
+def test_build_passes_the_node_and_the_callers_arguments():
+    toy = build("test.toy", {"_target_": TOY, "name": "t", "rate": 2.5}, supplied={"count": "the grid"}, count=4)
+    assert (toy.rate, toy.count, toy.shape) == (2.5, 4, "round")
+
+
+def test_build_refuses_an_unknown_key_naming_the_allowed_ones():
+    err = _refusal({"colour": "red"})
+    assert err.key == "test.toy.colour" and err.allowed == "_target_, name, rate, count, shape, size"
+
+
+def test_build_refuses_nan_and_a_bool_for_an_integer():
+    err = _refusal({"rate": math.nan})
+    assert err.key == "test.toy.rate" and err.allowed == "finite numbers > 0"
+    assert str(err).startswith("test.toy.rate: got nan; allowed: finite numbers > 0")
+    err = _refusal({"count": True})
+    assert err.key == "test.toy.count" and err.allowed == "integers >= 1"
+
+
+def test_build_refuses_a_value_the_caller_supplies():
+    err = _refusal({"count": 3}, supplied={"count": "grid.count"}, count=3)
+    assert err.key == "test.toy.count" and "comes from grid.count" in err.allowed
+
+
+def test_build_refuses_a_target_outside_the_group():
+    with pytest.raises(ConfigError) as err:
+        build("test.toy", {"_target_": "builtins.dict"})
+    assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
+
+
+def test_check_arguments_reads_no_instance():
+    class _Exploding(Component):
+        group = "test.exploding"
+        parameters = {"x": Interval(float, 0)}
+
+        def __init__(self, x=0.0):
+            raise AssertionError("validation must not build the class")
+
+    check_arguments("test.exploding", _Exploding, {"x": 1.0})
+    with pytest.raises(ConfigError, match="allowed: finite numbers >= 0"):
+        check_arguments("test.exploding", _Exploding, {"x": -1.0})
+
+
+def test_a_component_built_directly_checks_its_declared_parameters():
+    from labeldp_sim.table1.families import HolderBump
+
+    with pytest.raises(ConfigError) as err:
+        HolderBump(beta=1.5)
+    assert err.value.key == "beta" and err.value.allowed == "finite numbers in (0, 1]"
