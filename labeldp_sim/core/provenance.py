@@ -44,7 +44,8 @@ SHARED_PRESENTATION = (
     "__init__.py", "__main__.py", "app.py",
     "core/__init__.py", "core/cli.py", "core/cluster.py", "core/components.py", "core/config.py",
     "core/errors.py", "core/fit.py", "core/interrupts.py", "core/kinds.py", "core/memory.py",
-    "core/provenance.py", "core/report.py", "core/settings.py", "core/store.py",
+    "core/provenance.py", "core/report.py", "core/scheduler_probe.py", "core/settings.py", "core/store.py",
+    "core/sweeps.py",
     "privacy/__init__.py", "privacy/audit/",
 )
 # The module of a paper package that declares its presentation modules, and the name it uses.
