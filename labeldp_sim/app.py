@@ -7,12 +7,22 @@ subpackage, with no edit here.  Importing a paper package registers its
 experiment kinds and components; importing its ``audit`` module, where it has
 one, registers its audit recipes (only ``labeldp-sim audit`` needs them, so
 they stay out of every run's and every worker's start-up).
+
+Papers and mechanisms may also live outside the repository:
+``LABELDP_SIM_PLUGINS`` names further packages (comma-separated importable
+module names, imported after the built-in papers, :func:`plugins`), and
+``LABELDP_SIM_CONF_PATH`` further config directories
+(:mod:`labeldp_sim.core.conf_path`).  A bad value of either ends the program
+with one line naming the variable, and exit status 2, before anything else.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
+import sys
 
 from .core import interrupts
 
@@ -20,7 +30,12 @@ from .core import interrupts
 # SIGTERM from here on (numpy, pandas, Hydra and the papers loading) gives one line, not a traceback.
 interrupts.install_for_cli()
 
-__all__ = ["papers", "load_papers", "load_audits", "main"]
+__all__ = ["PLUGINS_VARIABLE", "papers", "plugins", "load_papers", "load_audits", "main"]
+
+PLUGINS_VARIABLE = "LABELDP_SIM_PLUGINS"
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+PLUGINS_ALLOWED = ("comma-separated importable module names (e.g. mylab.toy_paper; the folder that holds "
+                   "them on PYTHONPATH)")
 
 
 def papers() -> tuple:
@@ -30,18 +45,51 @@ def papers() -> tuple:
     return tuple(f"{__package__}.{name}" for name in paper_packages())
 
 
+def plugins() -> tuple:
+    """The plug-in packages ``LABELDP_SIM_PLUGINS`` names, in its order (checked, not imported).
+
+    Raises
+    ------
+    ConfigError
+        A name that is not a module name, or that no module on ``sys.path`` has.
+    """
+    from .core.errors import ConfigError
+
+    names = []
+    for name in (part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",")):
+        if not name or name in names:
+            continue
+        if not MODULE_NAME.fullmatch(name) or not _importable(name):
+            raise ConfigError(PLUGINS_VARIABLE, name, PLUGINS_ALLOWED + (
+                "; this one is not a module name" if not MODULE_NAME.fullmatch(name)
+                else f"; no module {name} on sys.path"))
+        names.append(name)
+    return tuple(names)
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # a parent package that does not exist (or is not a package)
+        return False
+
+
 def load_papers() -> None:
-    """Register every paper's experiment kinds (and its components)."""
-    for name in papers():
+    """Register every paper's experiment kinds (and its components): the built-in papers, then the plug-ins."""
+    for name in (*papers(), *plugins()):
         importlib.import_module(name)
 
 
 def load_audits() -> None:
-    """Register every paper's audit recipes (``<paper>.audit``, for the papers that have one)."""
+    """Register every paper's audit recipes (``<paper>.audit``, for the papers and plug-ins that have one)."""
     load_papers()
-    for name in papers():
-        if importlib.util.find_spec(f"{name}.audit") is not None:
+    for name in (*papers(), *plugins()):
+        if _is_package(name) and importlib.util.find_spec(f"{name}.audit") is not None:
             importlib.import_module(f"{name}.audit")
+
+
+def _is_package(name: str) -> bool:
+    return hasattr(sys.modules.get(name) or importlib.import_module(name), "__path__")
 
 
 def _audit(argv: list) -> int:
@@ -52,16 +100,29 @@ def _audit(argv: list) -> int:
     return audit(argv)
 
 
+def _load() -> None:
+    """The config directories checked and the papers loaded, or one line and exit status 2."""
+    from .core.conf_path import conf_dirs
+    from .core.errors import ConfigError
+
+    try:
+        conf_dirs()
+        load_papers()
+    except ConfigError as err:
+        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv: list | None = None) -> None:
     """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``.
 
     SIGINT and SIGTERM end it with one line and exit status 130 (143), at any
     instant (:mod:`labeldp_sim.core.interrupts`).
     """
-    load_papers()
-    from .core.cli import main as cli_main
-
     try:
+        _load()
+        from .core.cli import main as cli_main
+
         cli_main(argv, commands={"audit": _audit})
     except SystemExit as err:
         if not interrupts.is_cli():

@@ -339,3 +339,14 @@ def test_bad_input_through_a_real_process(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("labeldp-sim: error: grid.foo: got 1; allowed: d, reps, reps_per_d, sweeps")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_privacy_package_alone_refuses_to_run_the_audit(tmp_path):
+    """``python -m labeldp_sim.privacy.audit`` cannot load the papers (privacy sits below them): one line
+    naming the entry point that does, nothing written."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "labeldp_sim.privacy.audit", "--quick"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "python -m labeldp_sim audit" in proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -113,8 +113,8 @@ def test_constraints_accept_and_refuse(constraint, good, bad):
 # --------------------------------------------------------------------------- build
 
 
-class _Toy(Component):
-    """A component of a group no paper uses, for the tests below."""
+class Toy(Component):
+    """A component of a group no paper uses, for the tests below (registered: its name has no "_")."""
 
     group = "test.toy"
     parameters = {"rate": Interval(float, 0, closed="neither"), "count": Interval(int, 1),
@@ -124,7 +124,7 @@ class _Toy(Component):
         self.rate, self.count, self.shape, self.size = rate, count, shape, size
 
 
-TOY = f"{__name__}._Toy"
+TOY = f"{__name__}.Toy"
 
 
 def _refusal(node, **kwargs) -> ConfigError:
@@ -161,6 +161,19 @@ def test_build_refuses_a_target_outside_the_group():
     with pytest.raises(ConfigError) as err:
         build("test.toy", {"_target_": "builtins.dict"})
     assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
+
+
+class _Planted(Toy):
+    """An unregistered subclass (its name starts with "_", as mutants' and fixtures' do)."""
+
+
+def test_build_refuses_an_unregistered_class_like_a_non_component():
+    assert _Planted not in components("test.toy").values()
+    for target in (f"{__name__}._Planted", "builtins.dict"):
+        with pytest.raises(ConfigError) as err:
+            build("test.toy", {"_target_": target})
+        assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
+        assert err.value.allowed == f"a labeldp_sim.core.components.Component of group 'test.toy': {TOY}"
 
 
 def test_check_arguments_reads_no_instance():

@@ -195,6 +195,22 @@ def test_knn_tuned_risks_are_the_knn_mean_of_one_sample(tmp_path):
         assert risk == np.mean((knn_mean(X, Z, queries, column.tuning) - instance.eta(queries)) ** 2)
 
 
+def test_law_free_points_stay_where_they_were_asked_for(tmp_path):
+    """The law-free build does not snap: each point keeps its requested N and ε and rounds the law's G there;
+    the law-tied build of the same grid moves ε so that h = 1/G exactly, with the same G."""
+    spec = _small_spec(tmp_path, "heavy_label_cdp", SMALL["heavy_label_cdp"])
+    tied = validate_job(_compose(["experiment=heavy_label_cdp", f"paths.results_dir={tmp_path}", "grid.d=[1]",
+                                  "grid.sweeps.eps.values=[0.000001]", f"grid.sweeps.eps.N={spec.exp.points[0].N}"]))
+    for free, snapped in zip(spec.exp.points, tied.points, strict=True):
+        dist = spec.exp.distributions[free.d]
+        law = spec.cell.bandwidth(free.N, free.eps, dist.beta, free.d, dist.h_scale, dist.p)
+        assert (free.N, free.eps) == (int(free.N_requested), free.eps_requested) and free.N == snapped.N
+        assert free.G == snapped.G == max(1, round(1 / law)) and free.h == 1 / free.G
+        assert snapped.eps != free.eps  # the law-tied point moved
+        mech = spec.exp.mechanisms[free.id]
+        assert mech.epsilon == free.eps and mech.T == free.T and spec.law_column(free).mechanism is mech
+
+
 # --------------------------------------------------------------------------- selection
 
 

@@ -40,3 +40,15 @@ def test_a_sweep_mapping_holds_the_values_and_each_other_axis_fixed():
                         ({"n": {"values": [2]}}, "s.n.eps"), ({"n": {"values": [1], "eps": 1.0}}, "s.n.values"),
                         ({"n": {"values": [2], "eps": 0}}, "s.n.eps")]:
         assert _error(lambda: sweep_mapping("s", sweeps, rules, ("n", "eps"))).key == key
+
+
+def test_a_sweep_mapping_names_what_is_missing_and_passes_its_wording_on():
+    rules = {"n": N, "eps": EPS}
+    err = _error(lambda: sweep_mapping("s", {"n": {"values": [2]}}, rules, ("n", "eps")))
+    assert (err.key, err.allowed) == ("s.n.eps", "a value (the fixed eps of the n sweep)")
+    err = _error(lambda: sweep_mapping("s", {"n": {"values": 2, "eps": 1.0}}, rules, ("n", "eps"),
+                                       {"n": "s.n.values=[2,4]", "eps": "s.eps.values=[0.5]"}))
+    assert err.allowed == "a non-empty list of integers >= 2 (e.g. s.n.values=[2,4])"
+    err = _error(lambda: sweep_mapping("s", {"n": {"values": [2, 2], "eps": 1.0}}, rules, ("n", "eps"),
+                                       repeated="one each"))
+    assert (err.key, err.allowed) == ("s.n.values", "one each")

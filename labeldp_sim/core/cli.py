@@ -10,6 +10,10 @@ Each multirun job writes its own directory: ``results/<experiment>/`` when the
 jobs differ only in ``experiment``, else ``results/<experiment>/<k=v,...>/``
 named from the swept overrides.  All jobs share the results directory's trial
 store.
+
+Configs come from the package's ``conf/`` and from the directories named by
+``LABELDP_SIM_CONF_PATH`` (:mod:`labeldp_sim.core.conf_path`): a mechanism or a
+paper's experiments can live outside the repository.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .config import CONF_DIR, GROUPS, group_options, job_kind
+from .conf_path import CONF_DIR, conf_dirs, config_groups, group_options, search_path_override
+from .config import job_kind
 from .errors import ConfigError, first_line
 from .kinds import get_kind
 from . import interrupts
@@ -63,8 +68,9 @@ def validate_job(cfg: DictConfig):
 
 
 def _compose(overrides: list) -> DictConfig:
+    """The config of ``overrides``, composed from conf/ and the directories of LABELDP_SIM_CONF_PATH."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        return compose(config_name="config", overrides=[*overrides, *search_path_override()])
 
 
 def _compose_integer_keys(overrides: list) -> DictConfig | None:
@@ -90,8 +96,9 @@ def _key_value(override) -> tuple[str, str]:
 
 def _group_choices(parsed: list) -> None:
     """``group=name`` naming no YAML file: one line instead of Hydra's listing."""
+    groups = config_groups()
     for override in parsed:
-        if override.key_or_group not in GROUPS or override.is_delete():
+        if override.key_or_group not in groups or override.is_delete():
             continue
         allowed = group_options(override.key_or_group)
         values = (list(override.sweep_string_iterator()) if override.is_sweep_override()
@@ -107,13 +114,14 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
     The culprit is found by composing the group choices with each other
     override alone; its allowed values are the keys of its parent node.
     """
-    groups = [o.input_line for o in parsed if o.key_or_group in GROUPS]
+    names = config_groups()
+    groups = [o.input_line for o in parsed if o.key_or_group in names]
     try:
         base = _compose(groups)
     except (HydraException, OmegaConfBaseException, ValueError):
         base = None
     for override in parsed:
-        if override.key_or_group in GROUPS:
+        if override.key_or_group in names:
             continue
         try:
             _compose([*groups, override.input_line])
@@ -275,6 +283,7 @@ def _main(argv: list, commands: dict | None) -> None:
     if argv[:1] and argv[0] in (commands or {}):
         sys.exit(commands[argv[0]](argv[1:]))
     try:
+        conf_dirs()  # a bad LABELDP_SIM_CONF_PATH: one line, before any config is read
         flags, jobs = validate_argv(argv)
     except ConfigError as err:
         print(f"labeldp-sim: error: {err}", file=sys.stderr)

@@ -255,7 +255,9 @@ def component_class(group: str, target) -> type:
         cls = import_class(target)
     except Exception:  # noqa: BLE001 - whatever the import raised, the key is to blame
         raise ConfigError(key, target, "an importable class (package.module.Class)") from None
-    check(isinstance(cls, type) and issubclass(cls, Component) and cls.group == group, key, target,
+    # a class named "_..." (a planted mutant, a test fixture) is unregistered: no YAML may reach it
+    check(isinstance(cls, type) and issubclass(cls, Component) and cls.group == group
+          and not cls.__name__.startswith("_"), key, target,
           f"a labeldp_sim.core.components.Component of group '{group}': "
           + ", ".join(sorted(components(group))))
     check(not inspect.isabstract(cls), key, target, f"a concrete {group} class (this one is abstract)")

@@ -28,6 +28,9 @@ What is checked, for every kind:
   so a K-class or user-level job carries ``mode``, ``grid``, ``mechanism``...
   it never reads; a value there that differs from the default is refused
   (``mode=law_free`` on ``ul_mean_1d`` would otherwise run as if unset).
+
+The config directories (``conf/`` and those of ``LABELDP_SIM_CONF_PATH``) and each
+group's options come from :mod:`labeldp_sim.core.conf_path`, re-exported here.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from typing import NamedTuple
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from .conf_path import (CONF_DIR, CONF_PATH_VARIABLE, GROUPS, conf_dirs, conf_file, config_groups,
+                        group_options)
 from .errors import MISSING, ConfigError, check, first_line, is_int, is_number
 from .kinds import registered
 from .memory import (PLAN_BYTES_PER_TRIAL, MemoryBudget, Need, check_memory, check_plan_size, machine_memory,
@@ -51,14 +56,12 @@ from .settings import DaskSettings, RunnerSettings, SlurmSettings, parse_memory
 
 __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_kind", "validate_runner",
            "validate_results_dir", "validate_common", "config_node", "root_value", "plain",
-           "CONF_DIR", "GROUPS", "PATHS", "BACKENDS", "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
+           "CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
+           "PATHS", "BACKENDS", "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
            "MAX_N", "EPS_MIN", "EPS_MAX", "PER_SAMPLE_MAX_N", "group_options", "is_int", "is_number",
-           "eps_allowed", "check_list", "Need", "MemoryBudget", "memory_budget", "machine_memory",
+           "eps_allowed", "Need", "MemoryBudget", "memory_budget", "machine_memory",
            "check_memory", "PLAN_BYTES_PER_TRIAL", "experiments_of_kind", "check_plan_size"]
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-# the config groups: conf/<group>/*.yaml, one YAML per choice (the papers' own and the core's)
-GROUPS = tuple(sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()))
 # the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
 ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
 RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse", "dask")
@@ -92,34 +95,12 @@ EPS_MIN, EPS_MAX = 1e-12, 100.0
 SEED_LIMIT = 2 ** 63
 
 
-def group_options(group: str) -> list[str]:
-    """Names of the YAML files of one config group."""
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
-
-
 # --------------------------------------------------------------------------- value helpers
 
 
 def eps_allowed() -> str:
     """The allowed-values text of every ε."""
     return f"numbers in [{EPS_MIN:g}, {EPS_MAX:g}]"
-
-
-def check_list(key: str, values, ok, allowed: str, example: str | None = None) -> list:
-    """``values`` as a list: non-empty, every item passing ``ok``, no item twice.
-
-    ``allowed`` describes the items (``"integers >= 2"``).  A value that is not
-    a list (``kclass.K=3``) is refused as a whole, with ``example`` showing the
-    list syntax; a bad item is refused on its own; a repeated item too, since
-    it would name the same trials twice.
-    """
-    hint = f" (e.g. {example})" if example else ""
-    check(isinstance(values, list) and len(values) > 0, key, values, f"a non-empty list of {allowed}{hint}")
-    for v in values:
-        check(ok(v), key, v, allowed)
-    distinct = {float(v) if is_number(v) else repr(v) for v in values}
-    check(len(distinct) == len(values), key, values, f"distinct {allowed}")
-    return list(values)
 
 
 def _join(prefix: str, key) -> str:
@@ -432,13 +413,13 @@ def _root_defaults() -> dict:
     Read from the YAML files, not composed with Hydra: validation may run inside
     another Hydra context.
     """
-    root = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml"), resolve=False)
+    root = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml"), resolve=False)  # the root is the package's
     out = {k: v for k, v in root.items() if k != "defaults"}
     for entry in root.get("defaults", []):
         if isinstance(entry, dict):
             for group, choice in entry.items():
                 if group in GROUPS and choice is not None:
-                    node = OmegaConf.load(CONF_DIR / group / f"{choice}.yaml")
+                    node = OmegaConf.load(conf_file(group, choice))
                     out[group] = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items()
                                   if k != "defaults"}
     return out
@@ -452,7 +433,7 @@ def experiments_of_kind() -> dict:
     kinds = {}
 
     def kind_of(name, seen=()):
-        path = CONF_DIR / "experiment" / f"{name}.yaml"
+        path = conf_file("experiment", name)
         if name in seen or not path.exists():
             return default
         node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)

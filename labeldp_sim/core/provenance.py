@@ -9,12 +9,18 @@ present numbers in its ``paper`` module (``labeldp_sim.<paper>.paper``), a
 tuple ``PRESENTATION_MODULES`` of paths relative to the paper package (a path
 ending in ``/`` names a folder).  It is read when a fingerprint is asked for,
 not when this module is imported.
+
+A package outside ``labeldp_sim`` (a plug-in: a paper loaded through
+``LABELDP_SIM_PLUGINS``, or the module of a mechanism a config names by
+``_target_``) is fingerprinted the same way, under its import name: every
+module of it, less those its own ``<name>.paper`` declares (:func:`package_of`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import pkgutil
 import platform
@@ -28,7 +34,7 @@ from pathlib import Path
 from . import __version__
 
 __all__ = ["code_fingerprint", "config_key", "git_commit", "library_versions", "provenance",
-           "presentation_modules", "NUMERIC_MODULES", "NUMERIC_LIBRARIES"]
+           "presentation_modules", "package_of", "paper_packages", "NUMERIC_MODULES", "NUMERIC_LIBRARIES"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGE = __package__.rpartition(".")[0]  # labeldp_sim
@@ -42,7 +48,7 @@ SHARED_PACKAGES = ("core", "privacy")
 # conservative on purpose) invalidates the stored trials.
 SHARED_PRESENTATION = (
     "__init__.py", "__main__.py", "app.py",
-    "core/__init__.py", "core/cli.py", "core/cluster.py", "core/components.py", "core/config.py",
+    "core/__init__.py", "core/cli.py", "core/cluster.py", "core/components.py", "core/conf_path.py", "core/config.py",
     "core/errors.py", "core/fit.py", "core/interrupts.py", "core/kinds.py", "core/memory.py",
     "core/provenance.py", "core/report.py", "core/scheduler_probe.py", "core/settings.py", "core/store.py",
     "core/sweeps.py",
@@ -50,9 +56,10 @@ SHARED_PRESENTATION = (
 )
 # The module of a paper package that declares its presentation modules, and the name it uses.
 DECLARATION, DECLARED = "paper", "PRESENTATION_MODULES"
-NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own modules, except "
-                   + ", ".join(SHARED_PRESENTATION) + " and the modules each paper declares in "
-                   f"labeldp_sim/<paper>/{DECLARATION}.py ({DECLARED})")
+NUMERIC_MODULES = ("labeldp_sim/{core,privacy}/*.py and the paper package's own modules (a plug-in's: "
+                   "every module of it), except " + ", ".join(SHARED_PRESENTATION) + " and the modules "
+                   f"each paper declares in labeldp_sim/<paper>/{DECLARATION}.py (a plug-in: "
+                   f"<name>/{DECLARATION}.py) ({DECLARED})")
 # Libraries whose algorithms or random streams the trials depend on.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "scikit-learn")
 LIBRARIES = ("labeldp-sim", "numpy", "scipy", "pandas", "matplotlib", "hydra-core", "omegaconf",
@@ -76,13 +83,29 @@ def paper_packages() -> tuple:
                         if info.ispkg and info.name not in SHARED_PACKAGES))
 
 
+def package_of(module: str) -> str | None:
+    """The package whose code a class of ``module`` runs, as :func:`code_fingerprint` names it.
+
+    ``table1`` for ``labeldp_sim.table1.mechanisms``; None for the shared core and
+    privacy (always hashed) and the package's own top modules; the top-level
+    package of any other module (``mylab`` for ``mylab.mechanisms``: a plug-in).
+    """
+    parts = module.split(".")
+    if parts[0] == PACKAGE:
+        return parts[1] if len(parts) > 2 and parts[1] not in SHARED_PACKAGES else None
+    return parts[0]
+
+
 def presentation_modules(paper: str) -> tuple:
     """The presentation modules ``paper`` declares, as paths relative to the package.
 
-    Read from ``labeldp_sim.<paper>.paper`` (imported here, at call time); a paper
-    without that module declares none, so every one of its modules counts.
+    Read from ``labeldp_sim.<paper>.paper`` (a plug-in's: ``<paper>.paper``; imported
+    here, at call time); a paper without that module declares none, so every one of
+    its modules counts.
     """
-    name = f"{PACKAGE}.{paper}.{DECLARATION}"
+    if paper in SHARED_PACKAGES:  # the shared modules' presentation ones are SHARED_PRESENTATION
+        return ()
+    name = f"{PACKAGE}.{paper}.{DECLARATION}" if paper in paper_packages() else f"{paper}.{DECLARATION}"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as err:
@@ -102,9 +125,11 @@ def code_fingerprint(package: str | tuple | None = None) -> str:
 
     The sources are :data:`NUMERIC_MODULES`: the shared core and privacy
     modules plus those of the paper packages named by ``package`` (one name,
-    e.g. ``"table1"``, or a tuple of names; None hashes every package), read as
-    bytes, less the presentation modules.  Anything else (reports, fits, the
-    CLI, the store, other papers) can change without invalidating trials.
+    e.g. ``"table1"``, or a tuple of names; None hashes every package of
+    ``labeldp_sim``; a name that is no paper of it is a plug-in's import name,
+    whose modules are hashed too), read as bytes, less the presentation
+    modules.  Anything else (reports, fits, the CLI, the store, other papers)
+    can change without invalidating trials.
     """
     own = (package,) if isinstance(package, str) else paper_packages() if package is None else tuple(package)
     declared = SHARED_PRESENTATION + tuple(path for paper in own for path in presentation_modules(paper))
@@ -119,7 +144,36 @@ def code_fingerprint(package: str | tuple | None = None) -> str:
                 package is not None and "/" in relative and top not in (*SHARED_PACKAGES, *own)):
             continue
         digest.update(relative.encode() + b"\0" + source.read_bytes() + b"\0")
+    plugins = sorted(set(own) - set(paper_packages()) - set(SHARED_PACKAGES))
+    for relative, source in (pair for name in plugins for pair in _plugin_sources(name)):
+        if not _presentation(relative, declared):
+            digest.update(relative.encode() + b"\0" + source.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _plugin_sources(name: str) -> list:
+    """``(relative path, file)`` of every module of the plug-in ``name``, the paths as ``<name>/<path>``.
+
+    Found from the imported module, or by its spec (a worker that has not imported it
+    yet); a name that is neither a paper of the package nor importable is a
+    programming error of the kind that declared it (ValueError).
+    """
+    module = sys.modules.get(name)
+    if module is not None:
+        roots, origin = list(getattr(module, "__path__", None) or ()), getattr(module, "__file__", None)
+    else:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            raise ValueError(f"code_fingerprint: {name!r} is neither a paper package of {PACKAGE} "
+                             f"({', '.join(paper_packages())}) nor an importable module")
+        roots, origin = list(spec.submodule_search_locations or ()), spec.origin
+    if roots:
+        return [(f"{name}/{source.relative_to(root).as_posix()}", source)
+                for root in map(Path, roots) for source in sorted(root.rglob("*.py"))]
+    return [(f"{name}/{Path(origin).name}", Path(origin))] if origin and origin.endswith(".py") else []
 
 
 def config_key(parts: dict, package: str | tuple | None = None) -> str:

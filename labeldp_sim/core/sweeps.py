@@ -17,7 +17,7 @@ or a :class:`Rule` for a test with its own wording).  Every refusal is one
 from __future__ import annotations
 
 from .components import Constraint
-from .errors import check, is_number
+from .errors import MISSING, check, is_number
 
 __all__ = ["Rule", "sweep_values", "sweep_mapping"]
 
@@ -62,15 +62,17 @@ def sweep_values(key: str, values, rule: Constraint, example: str | None = None,
     return [_cast(rule, v) for v in values]
 
 
-def sweep_mapping(key: str, sweeps, rules: dict, fixed: tuple, example: str | None = None) -> dict:
+def sweep_mapping(key: str, sweeps, rules: dict, fixed: tuple, example: str | dict | None = None,
+                  repeated: str | None = None) -> dict:
     """The sweep mapping at ``key`` validated: ``{axis: {"values": [...], <fixed axis>: value}}``.
 
     ``rules`` maps every axis that may be swept to its :class:`Constraint`.
     ``sweeps`` must be a non-empty mapping from such axes to sweeps; a sweep
     must be a mapping with exactly ``values`` (checked by :func:`sweep_values`,
-    ``example`` showing the list syntax) and the fixed value of each axis of
-    ``fixed`` other than the swept one (checked by that axis's rule).  Values
-    come back through the rules' ``cast``, in the order given.
+    ``example`` showing the list syntax, one for all axes or one per axis;
+    ``repeated`` as there) and the fixed value of each axis of ``fixed`` other
+    than the swept one (checked by that axis's rule).  Values come back through
+    the rules' ``cast``, in the order given.
     """
     axes = tuple(rules)
     check(isinstance(sweeps, dict) and sweeps, key, sweeps,
@@ -84,8 +86,11 @@ def sweep_mapping(key: str, sweeps, rules: dict, fixed: tuple, example: str | No
         for name in sweep:
             check(name in allowed, f"{key}.{axis}.{name}", sweep[name], allowed)
         for name in allowed:
-            check(name in sweep, f"{key}.{axis}.{name}", None, "a value (it is required)")
-        values = sweep_values(f"{key}.{axis}.values", sweep["values"], rules[axis], example)
+            check(name in sweep, f"{key}.{axis}.{name}", MISSING,
+                  f"the swept {axis} values (a list)" if name == "values"
+                  else f"a value (the fixed {name} of the {axis} sweep)")
+        hint = example.get(axis) if isinstance(example, dict) else example
+        values = sweep_values(f"{key}.{axis}.values", sweep["values"], rules[axis], hint, repeated)
         out[axis] = {"values": values}
         for other in others:
             rule = rules[other]

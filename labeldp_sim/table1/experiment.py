@@ -15,17 +15,18 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig
 
-from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, RunnerSettings, check_list,
+from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, RunnerSettings,
                            check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
                            root_value, validate_common)
 from ..core.errors import ConfigError, check, first_line, is_int, is_number
 from ..core.provenance import config_key
+from ..core.sweeps import Rule, sweep_mapping, sweep_values
 from .groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
                      clip_level, code_packages, group_class, mismatch, probe_mechanism)
 from .points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from .theory import CELLS, Cell
 
-__all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES"]
+__all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES", "DIMENSIONS"]
 
 GRID_KEYS = ("d", "reps", "reps_per_d", "sweeps")
 # the cube geometry indexes the G^d cubes through d-axis arrays: numpy's index functions take
@@ -34,6 +35,9 @@ MAX_D = 32
 # a Laplace noise scale past this makes the squared estimates of the exact risk overflow float64
 MAX_NOISE_SCALE = 1e100
 AXES = ("N", "eps")
+# what one d of grid.d (and law_free.d) may be
+DIMENSIONS = Rule(lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}] (numpy indexes at most 32 axes)",
+                  int)
 
 
 @dataclass
@@ -94,12 +98,12 @@ def _sufficient_possible(distribution, estimator) -> bool:
                 and getattr(estimator, "supports_sufficient", False))
 
 
-def _check_axis_value(axis: str, key: str, value) -> None:
-    if axis == "N":
-        check(is_number(value) and float(value).is_integer() and 1 <= value <= MAX_N, key, value,
-              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53)")
-    else:
-        check(is_number(value) and EPS_MIN <= value <= EPS_MAX, key, value, eps_allowed())
+# what a swept or fixed value of each axis may be
+AXIS_RULES = {
+    "N": Rule(lambda v: is_number(v) and float(v).is_integer() and 1 <= v <= MAX_N,
+              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53)"),
+    "eps": Rule(lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed()),
+}
 
 
 def d_mapping(mapping, key: str, ok, allowed: str, null_means: str | None = None) -> dict:
@@ -138,29 +142,16 @@ def _reps_per_d(per_d, key: str = "grid.reps_per_d") -> dict:
 
 def validate_sweeps(cfg, prefix: str = "grid.sweeps") -> dict:
     """Check the sweeps at ``prefix`` (``grid.sweeps``, or ``law_free.sweeps``) and return them."""
-    sweeps = config_node(cfg, prefix, AXES)
-    check(len(sweeps) > 0, prefix, sweeps, "a mapping with keys N and/or eps")
-    for axis in sweeps:
-        other = "eps" if axis == "N" else "N"
-        key = f"{prefix}.{axis}"
-        sweep = config_node(cfg, key, ("values", other), required=("values", other),
-                            missing_allowed=f"a number (the fixed {other} of the {axis} sweep)")
-        values = sweep["values"]
-        check(isinstance(values, list) and len(values) > 0, f"{key}.values", values,
-              f"a non-empty list (e.g. {key}.values=[1000,10000])")
-        for v in values:
-            _check_axis_value(axis, f"{key}.values", v)
-        check(len({float(v) for v in values}) == len(values), f"{key}.values", values,
-              "distinct values (a repeated value is the same grid point)")
-        _check_axis_value(other, f"{key}.{other}", sweep[other])
-    return sweeps
+    return sweep_mapping(prefix, config_node(cfg, prefix, AXES), AXIS_RULES, AXES,
+                         {axis: f"{prefix}.{axis}.values={example}"
+                          for axis, example in (("N", "[1000,10000]"), ("eps", "[0.1,1.0]"))},
+                         repeated="distinct values (a repeated value is the same grid point)")
 
 
 def _validate_grid(cfg) -> dict:
     """Check ``cfg.grid`` and return it as a plain dict (``reps_per_d`` as {d: reps})."""
     grid = config_node(cfg, "grid", GRID_KEYS, required=("d", "reps", "sweeps"))
-    check_list("grid.d", grid["d"], lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}] "
-               "(numpy indexes at most 32 axes)", "grid.d=[1,2]")
+    sweep_values("grid.d", grid["d"], DIMENSIONS, "grid.d=[1,2]")
     check(is_int(grid["reps"]) and grid["reps"] >= 1, "grid.reps", grid["reps"], "integer >= 1")
     # null clears the grid file's mapping; {} cannot (OmegaConf merges mappings key by key)
     grid["reps_per_d"] = _reps_per_d(grid.get("reps_per_d"))
@@ -171,7 +162,7 @@ def _validate_grid(cfg) -> dict:
 def _point_key(pt: Point) -> tuple[str, float]:
     """The swept key of a point and the value requested there (for errors)."""
     if pt.axis == "N":
-        return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by _check_axis_value
+        return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by AXIS_RULES
     return "grid.sweeps.eps.values", pt.eps_requested
 
 
@@ -234,11 +225,13 @@ def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float)
                                  "k must be <= N; or lower estimator.k_scale)")
 
 
-def build_experiment(cfg: DictConfig) -> Experiment:
+def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     """Validate a ``kind: rates`` configuration and build its :class:`Experiment`.
 
     Raises ConfigError on the first bad key or value, before any computation;
-    creates nothing.
+    creates nothing.  ``snapped=False`` (law-free runs) keeps every point at
+    its requested N and ε (:func:`~.points.make_points`); the point's tuning,
+    clip level and mechanism follow the law there, validated as law-tied ones.
     """
     kind = root_value(cfg, "kind", "rates")
     basics = validate_common(cfg, kind)
@@ -283,7 +276,7 @@ def build_experiment(cfg: DictConfig) -> Experiment:
         check_name(group, nodes[group])
 
     beta, p_moment = first.beta, first.p
-    points = make_points(name, cell, grid, beta, first.h_scale, p_moment)  # FP errors -> ConfigError
+    points = make_points(name, cell, grid, beta, first.h_scale, p_moment, snapped)  # FP errors -> ConfigError
     tuned = []
     for pt in points:
         key, requested = _point_key(pt)

@@ -21,8 +21,9 @@ from functools import lru_cache
 from omegaconf import OmegaConf
 
 from ..core.components import build, check_arguments, component_class
-from ..core.config import CONF_DIR, group_options
+from ..core.config import conf_file, group_options
 from ..core.errors import ConfigError, check, is_int, is_number
+from ..core.provenance import package_of
 from .theory import CELLS, Cell
 
 __all__ = ["OBJECT_GROUPS", "FROM_GRID", "group_class", "check_node", "build_object", "clip_level",
@@ -120,7 +121,7 @@ def _options_that(group: str, fits, build_one=None) -> list[str]:
     """
     names = []
     for name in group_options(group):
-        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
+        node = OmegaConf.to_container(OmegaConf.load(conf_file(group, name)))
         node = {k: v for k, v in node.items() if not (isinstance(v, str) and "${" in v)}
         try:
             thing = build_one(node) if build_one else group_class(group, node)
@@ -178,7 +179,7 @@ def check_mechanism_fits(mech, label, cell: Cell, name: str) -> None:
 @lru_cache(maxsize=None)
 def _group_yaml(group: str, option: str) -> dict:
     """The YAML of one option of a config group, as written (read once; do not modify)."""
-    return OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{option}.yaml"), resolve=False)
+    return OmegaConf.to_container(OmegaConf.load(conf_file(group, option)), resolve=False)
 
 
 def check_name(group: str, node: dict) -> None:
@@ -200,10 +201,7 @@ def check_name(group: str, node: dict) -> None:
 
 def code_packages(classes: dict) -> tuple:
     """The paper packages whose code a trial runs: table1, plus the package of each group's class
-    (Table I cells may use K-class mechanisms such as RR)."""
-    packages = {"table1"}
-    for cls in classes.values():
-        parts = cls.__module__.split(".")
-        if len(parts) > 2 and parts[0] == "labeldp_sim":
-            packages.add(parts[1])
-    return tuple(sorted(packages))
+    (Table I cells may use K-class mechanisms such as RR; a class outside labeldp_sim brings its
+    own package, a plug-in)."""
+    packages = {"table1"} | {package_of(cls.__module__) for cls in classes.values()}
+    return tuple(sorted(packages - {None}))

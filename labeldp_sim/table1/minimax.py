@@ -39,14 +39,16 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from ..core.components import import_class
-from ..core.config import PER_SAMPLE_MAX_N, check_list, config_node
+from ..core.config import PER_SAMPLE_MAX_N, config_node
 from ..core.errors import ConfigError, check, is_int, is_number
 from ..core.memory import Need, check_memory, check_plan_size
 from ..core.provenance import config_key
+from ..core.sweeps import sweep_values
 from .estimators import Estimator
-from .experiment import MAX_D, Experiment, _relevant_cubes, build_experiment, d_mapping, trial_needs, validate_sweeps
+from .experiment import (DIMENSIONS, Experiment, _relevant_cubes, build_experiment, d_mapping, trial_needs,
+                         validate_sweeps)
 from .families import HeavyTailBump, HolderBump
-from .groups import build_object, clip_level
+from .groups import build_object
 from .minimax_plan import MINIMAX_TRIALS, LawFreePlan
 from .tuning import LAW_SLOT, Column, geometric_grid
 
@@ -140,8 +142,7 @@ class LawFreeSpec:
 
 def _law_free_settings(cfg) -> dict:
     node = config_node(cfg, "law_free", LAW_FREE_KEYS, required=LAW_FREE_KEYS)
-    d = check_list("law_free.d", node["d"], lambda v: is_int(v) and 1 <= v <= MAX_D,
-                   f"integers in [1, {MAX_D}] (numpy indexes at most 32 axes)", "law_free.d=[1,2]")
+    d = sweep_values("law_free.d", node["d"], DIMENSIONS, "law_free.d=[1,2]")
     check(is_int(node["reps"]) and node["reps"] >= 4 and node["reps"] % 2 == 0, "law_free.reps",
           node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
     check(is_int(node["per_octave"]) and node["per_octave"] >= 2, "law_free.per_octave",
@@ -202,31 +203,12 @@ def _searched_job(cfg, settings: dict) -> DictConfig:
     return job
 
 
-def _at_requested_points(exp: Experiment, mech_node: dict) -> Experiment:
-    """``exp`` with every point at its requested N and ε, and the law's instance, tunings and mechanism there.
-
-    The law-tied build moves each point so that the law's h is exactly 1/G;
-    here nothing but the law's columns may depend on the law, so the points
-    stay where they were asked for and the law's G (hence T) is rounded instead.
-    """
-    points, mechanisms = [], {}
-    for pt in exp.points:
-        N, eps, d = int(pt.N_requested), float(pt.eps_requested), pt.d
-        dist = exp.distributions[d]
-        G = max(1, int(round(1.0 / exp.cell.bandwidth(N, eps, dist.beta, d, dist.h_scale, dist.p))))
-        T = clip_level(mech_node, dist, 1.0 / G)
-        at = replace(pt, N=N, eps=eps, G=G, h=1.0 / G, T=np.nan if T is None else T)
-        points.append(exp.estimator.tune(at, exp.cell, dist))
-        mechanisms[pt.id] = build_object("mechanism", mech_node, epsilon=eps, **({} if T is None else {"T": T}))
-    return replace(exp, points=points, mechanisms=mechanisms)
-
-
 def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     """Validate a ``mode: law_free`` job and build its :class:`LawFreeSpec` (computes nothing)."""
     settings = _law_free_settings(cfg)
     job = _searched_job(cfg, settings)
     try:
-        exp = build_experiment(job)
+        exp = build_experiment(job, snapped=False)
     except ConfigError as err:
         raise _law_free_key(err, settings) from None
     est = exp.estimator
@@ -237,7 +219,6 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
               f"{sorted(est.tuned_risks_dims)} for {exp.labels['estimator']} cells (the d its law-free path handles)")
 
     mech_node = config_node(job, "mechanism")
-    exp = _at_requested_points(exp, mech_node)
     per_octave = settings["per_octave"]
     inst_grids, est_grids, admitted, margin = {}, {}, {}, {}
     for d, dist in exp.distributions.items():

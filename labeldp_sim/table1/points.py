@@ -8,6 +8,10 @@ then rounded to an integer, which moves h by a relative 1/N at most).  Where
 h does not depend on the axis (ε for a non-private cell, ε > 1 for a local
 one) the value is kept and G is the rounding of 1/h.  Both the requested
 and the snapped values are written to every output row.
+
+Law-free runs (:mod:`.minimax`) leave every point where it was asked for:
+there only the law's own columns may depend on the law, so its G is rounded
+instead of the point being moved (``make_points(..., snapped=False)``).
 """
 
 from __future__ import annotations
@@ -83,13 +87,18 @@ def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):
     return N, x, G
 
 
-def make_points(name, cell, grid_cfg, beta, scale, p=float("nan")) -> list[Point]:
+def make_points(name, cell, grid_cfg, beta, scale, p=float("nan"), snapped: bool = True) -> list[Point]:
     """All points of ``grid_cfg`` (validated earlier) in a stable order.
 
     Snapping runs under ``np.errstate(all="raise")``: a value whose law
     overflows or underflows float64 would otherwise snap silently to a wrong
     point (with only a RuntimeWarning), so it becomes a
     :class:`~labeldp_sim.core.errors.ConfigError` on the swept key instead.
+
+    With ``snapped=False`` each point stays at its requested N (an integer)
+    and ε, with G = round(1/h) of the law there and h = 1/G; the snap is still
+    computed, for its float64 checks and for ``in_regime``, which stays the
+    snapped point's.
     """
     points = []
     for d in grid_cfg["d"]:
@@ -102,6 +111,9 @@ def make_points(name, cell, grid_cfg, beta, scale, p=float("nan")) -> list[Point
                         N, eps, G = snap(cell, axis, N_req, eps_req, beta, int(d), scale, p)
                         in_regime = cell.in_regime(axis, N, eps, beta, int(d), p)
                         N_int = int(round(N))
+                        if not snapped:
+                            N_int, eps = int(N_req), eps_req
+                            G = max(1, int(round(1.0 / cell.bandwidth(N_int, eps, beta, int(d), scale, p))))
                 except FLOAT_ERRORS as err:
                     raise ConfigError(f"grid.sweeps.{axis}.values", value,
                                       f"values whose bandwidth law stays within float64 at d = {d} "

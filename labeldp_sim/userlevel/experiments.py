@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ..core.components import Component, check_arguments
+from ..core.components import Component, by_name, check_arguments
 from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
                            eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
@@ -39,6 +39,7 @@ from ..core.points import keyed_rng
 from ..core.runner import Plan
 from ..core.store import Column, Schema
 from ..core.sweeps import Rule, sweep_mapping, sweep_values
+from .contract import ESTIMATOR_GROUP, FAMILY_GROUP
 from .theory import RATES
 
 __all__ = ["UserLevelSpec", "UserPoint", "validate_userlevel", "UserLevelPlan", "USERLEVEL_TRIALS",
@@ -53,22 +54,21 @@ MAX_D = 4096
 PACKAGES = ("userlevel",)
 
 
+def _registered(group: str, task: str) -> dict:
+    """name -> class of ``group`` for ``task``: the registry's, once the modules defining them are loaded."""
+    from . import families as _families, learning as _learning, mean as _mean  # noqa: F401 - they register
+
+    return {name: cls for name, cls in by_name(group).items() if _task_of(cls, task)}
+
+
 def families(task: str) -> dict:
-    """name -> family class of one task."""
-    if task == "mean":
-        from .families import FAMILIES
-    else:
-        from .learning import FAMILIES
-    return {name: cls for name, cls in FAMILIES.items() if _task_of(cls, task)}
+    """name -> family class of one task (group ``userlevel.family``)."""
+    return _registered(FAMILY_GROUP, task)
 
 
 def estimators(task: str) -> dict:
-    """name -> estimator class of one task."""
-    if task == "mean":
-        from .mean import ESTIMATORS
-    else:
-        from .learning import ESTIMATORS
-    return {name: cls for name, cls in ESTIMATORS.items() if getattr(cls, "task", "mean") == task}
+    """name -> estimator class of one task (group ``userlevel.estimator``)."""
+    return _registered(ESTIMATOR_GROUP, task)
 
 
 def _task_of(cls, task: str) -> bool:
@@ -178,10 +178,10 @@ def trial_needs(axis: str, pt: "UserPoint", estimators: dict, path: str) -> list
 
     On the sufficient path a two-point law (every family here at d = 1) draws a
     group's users over the m + 1 counts a user's m samples can take
-    (:func:`~.data.draw_users`: an int64 and a float64 array of m + 1); Kashin's
-    estimator (d >= 2) draws each of its groups of about n/(4d) users over the
-    2d coefficient signs (an (n/(4d), 2d) int64 array).  The per-user path is
-    bounded by n·m·d separately.
+    (:func:`~.data.draw_users`: an int64 and a float64 array of m + 1); an
+    estimator whose class sets ``draws_coefficient_signs`` (Kashin's, d >= 2)
+    draws each of its groups of about n/(4d) users over the 2d coefficient signs
+    (an (n/(4d), 2d) int64 array).  The per-user path is bounded by n·m·d separately.
     """
     if path != "sufficient":
         return []
@@ -189,7 +189,7 @@ def trial_needs(axis: str, pt: "UserPoint", estimators: dict, path: str) -> list
     if pt.d == 1:
         needs.append(Need(16.0 * (pt.m + 1), f"the m + 1 = {pt.m + 1:,} counts a user's samples can take "
                           "(int64 and float64)", _size_key(axis, "m", pt)))
-    if pt.d >= 2 and any(getattr(est, "name", "") == "kashin" for est in estimators.values()):
+    if pt.d >= 2 and any(getattr(est, "draws_coefficient_signs", False) for est in estimators.values()):
         needs.append(Need(4.0 * pt.n, f"n/(4d) = {pt.n // (4 * pt.d):,} users × 2d = {2 * pt.d} Kashin "
                           "coefficient counts (int64)", _size_key(axis, "n", pt)))
     return needs

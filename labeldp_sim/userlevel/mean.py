@@ -296,6 +296,8 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
     """
 
     name = "kashin"
+    # its sufficient path draws each group's users over the 2d coefficient signs (experiments.trial_needs)
+    draws_coefficient_signs = True
     parameters = {"D": positive_or_none("the instance's max ||x||_2"),
                   "K": positive_or_none(f"max({KASHIN_K}, the basis' measured K)"),
                   "basis_seed": Interval(int, 0), **_TwoStageRegime.REGIME_PARAMETERS}

@@ -96,3 +96,33 @@ def test_a_point_the_trial_would_refuse_is_refused_at_validation_with_its_minimu
     with pytest.raises(ConfigError):
         Algorithm3().trial(QuadraticSO(), 151, 64, 1.0, 2, np.random.default_rng(0))
     Algorithm3().trial(QuadraticSO(), 152, 64, 1.0, 2, np.random.default_rng(0))
+
+
+def test_families_and_estimators_are_the_registries_own_and_classes_carry_their_needs(monkeypatch):
+    """A registered estimator class of a task is offered for that task only, with no list to edit, and the
+    memory check reads what its sufficient path holds from the class, not from its name."""
+    from labeldp_sim.core import components as registry
+    from labeldp_sim.userlevel.contract import ESTIMATOR_GROUP, Estimator
+    from labeldp_sim.userlevel.experiments import UserPoint, estimators, families, trial_needs
+    from labeldp_sim.userlevel.mean import Algorithm2, KashinL2
+
+    assert set(families("mean")) == {"fixed", "thm2", "thm6", "thm7", "spike"}
+    assert set(estimators("so")) == {"alg3"} and estimators("mean")["kashin"] is KashinL2
+    # the toy registers into a copy of the group's table, dropped again after the test
+    monkeypatch.setitem(registry._REGISTRY, ESTIMATOR_GROUP, dict(registry._REGISTRY[ESTIMATOR_GROUP]))
+
+    class Toy(Estimator):
+        name, task, parameters = "toy", "so", {}
+        draws_coefficient_signs = True
+
+        def trial(self, family, n, m, eps, d, rng, path="sufficient"):
+            return {"error": 0.0, "stage1_ok": None, "in_regime": True, "groups": 1}
+
+        def check_point(self, family, n, m, eps, d):
+            pass
+
+    assert estimators("so")["toy"] is Toy and "toy" not in estimators("mean")
+    pt = UserPoint(n=4096, m=16, eps=1.0, d=4)
+    for est, counted in ((Toy(), True), (KashinL2(), True), (Algorithm2(), False)):
+        needs = trial_needs("n", pt, {"e": est}, "sufficient")
+        assert any("Kashin" in need.what for need in needs) is counted, type(est).__name__

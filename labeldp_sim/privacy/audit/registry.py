@@ -136,17 +136,18 @@ def audited_classes() -> list[type]:
 
 
 def load_configured() -> None:
-    """Import the class each config of the mechanism group names (``conf/mechanism/*.yaml``).
+    """Import the class each config of the mechanism group names (``conf/mechanism/*.yaml``, and
+    ``mechanism/*.yaml`` of the directories of ``LABELDP_SIM_CONF_PATH``).
 
     So a mechanism a config can run is registered, and audited, even when no module
     imported it yet.  A ``_target_`` that is not a mechanism class stops the audit (ConfigError).
     """
     from omegaconf import OmegaConf
 
-    from ...core.config import CONF_DIR, group_options
+    from ...core.config import conf_file, group_options
 
     for name in group_options(MECHANISMS):
-        node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / MECHANISMS / f"{name}.yaml"), resolve=False)
+        node = OmegaConf.to_container(OmegaConf.load(conf_file(MECHANISMS, name)), resolve=False)
         component_class(MECHANISMS, node.get("_target_"))
 
 
