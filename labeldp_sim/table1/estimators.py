@@ -404,10 +404,10 @@ class KNNMean(_BandwidthTuned):
         return max(1, int(round(self.k_scale * N * h ** d)))
 
     def tune(self, point, cell, distribution):
-        """``point`` with G_est and k at its N and ε, k at most N (all samples)."""
+        """``point`` with G_est and k at its N and ε (a k outside 1..N is the caller's to refuse)."""
         point = super().tune(point, cell, distribution)
-        k = self.neighbours(cell, point.N, point.eps, distribution.beta, point.d, distribution.p)
-        return replace(point, k=float(min(point.N, k)))
+        return replace(point, k=self.neighbours(cell, point.N, point.eps, distribution.beta, point.d,
+                                                distribution.p))
 
     def tuning_grid(self, N: int, G_cap: int, per_octave: int) -> np.ndarray:
         """k = 1 … N, ``per_octave`` per factor 2 (the cube cap does not bound a kNN)."""

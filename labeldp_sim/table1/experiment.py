@@ -287,12 +287,10 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         dist = distributions[pt.d]
         try:
             with np.errstate(all="raise"):
-                G_est = estimator.n_cubes(cell, pt.N, pt.eps, beta, pt.d, p_moment)
-                k = float("nan")
-                if hasattr(estimator, "neighbours"):
-                    k = estimator.neighbours(cell, pt.N, pt.eps, beta, pt.d, p_moment)
-                    if not 1 <= k <= pt.N:
-                        raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
+                law = estimator.tune(pt, cell, dist)  # the estimator's own law: G_est, and k for a kNN
+                G_est, k = law.G_est, law.k
+                if estimator.tuning == "k" and not 1 <= k <= pt.N:
+                    raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
                 T = clip_level(nodes["mechanism"], dist, pt.h)
                 valid = dist.construction_valid(pt.G)
         except FLOAT_ERRORS as err:
