@@ -289,3 +289,17 @@ def test_workers_leave_when_the_driver_is_killed(tmp_path):
     store = results / "trials.sqlite"
     runs = _runs(store)
     assert list(runs.status) == ["finished"] and _rows_of(store, runs.run_id[0]) == 5 * 40
+
+
+def test_the_resource_trackers_clean_up_after_a_dead_driver_without_a_word():
+    """A driver that dies holding a loky semaphore leaves it to the tracker, which unlinks it; its
+    warnings would follow the interrupt's one line on the same stderr (a flaky loky-start case)."""
+    script = ("import os\n"
+              "from labeldp_sim.core import interrupts\n"
+              "interrupts._start_resource_trackers()\n"
+              "from joblib.externals.loky.backend import resource_tracker\n"
+              "resource_tracker.register('/loky-labeldp-sim-test-sem', 'semlock')\n"
+              "os._exit(0)\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

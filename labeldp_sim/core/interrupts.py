@@ -413,15 +413,36 @@ def spawning(processes: bool = True):
     checkpoint("workers.started")
 
 
+# The trackers outlive an interrupted driver and unlink the semaphores its executor still held,
+# warning about each on the shared stderr: after an interrupt's one line, that is noise (the
+# clean-up itself is what we want).  They inherit this filter through their environment.
+_TRACKER_WARNINGS = ",".join(f"ignore::UserWarning:{module}" for module in (
+    "multiprocessing.resource_tracker", "joblib.externals.loky.backend.resource_tracker"))
+
+
+@contextlib.contextmanager
+def _quiet_trackers():
+    before = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (before, _TRACKER_WARNINGS)))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = before
+
+
 def _start_resource_trackers() -> None:
     from multiprocessing import resource_tracker
 
-    resource_tracker.ensure_running()
-    try:
-        from joblib.externals.loky.backend import resource_tracker as loky_tracker
-    except ImportError:
-        return
-    loky_tracker.ensure_running()
+    with _quiet_trackers():
+        resource_tracker.ensure_running()
+        try:
+            from joblib.externals.loky.backend import resource_tracker as loky_tracker
+        except ImportError:
+            return
+        loky_tracker.ensure_running()
 
 
 def worker_setup(parent: int) -> None:
