@@ -225,6 +225,37 @@ def test_two_configs_at_once_each_report_their_own_trials(tmp_path):
     assert provenance["trials"]["wanted"] == len(trials)
 
 
+def test_the_code_fingerprint_follows_numeric_code_only(tmp_path, monkeypatch):
+    """The rules behind reuse, in process: a paper's numeric module changes its fingerprint; a
+    presentation module it declares, or another paper's code, does not."""
+    import shutil
+
+    from labeldp_sim.core import provenance
+
+    copy = tmp_path / "labeldp_sim"
+    shutil.copytree(ROOT / "labeldp_sim", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(provenance, "PACKAGE_DIR", copy)
+    fingerprint = provenance.code_fingerprint.__wrapped__  # uncached: the files change in between
+    before = fingerprint("table1")
+
+    def edited(relative):
+        path = copy / relative
+        original = path.read_text()
+        path.write_text(original + "\n# an edit\n")
+        try:
+            return fingerprint("table1")
+        finally:
+            path.write_text(original)
+
+    assert edited("table1/estimators.py") != before
+    assert edited("core/seeds.py") != before
+    assert edited("table1/report.py") == before  # declared in table1/paper.py
+    assert edited("userlevel/mean.py") == before  # another paper
+    assert edited("core/cli.py") == before
+    assert fingerprint("table1") == before
+
+
+@pytest.mark.slow  # 6 runs end to end (~15 s); tests/test_extension.py checks the fingerprint rules in the default run
 def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
     """Copy the package, change one numeric module, rerun: nothing is reused; revert: all is.
     A change to another paper's package leaves the Table I trials valid."""
