@@ -14,7 +14,8 @@ from omegaconf import OmegaConf
 
 from labeldp_sim.app import load_audits
 from labeldp_sim.core.components import build, component_class
-from labeldp_sim.core.config import CONF_DIR, group_options
+from labeldp_sim.core.conf_path import conf_file
+from labeldp_sim.core.config import group_options
 from labeldp_sim.privacy import audit
 from labeldp_sim.privacy.protocols import NONE, LocalMechanism
 from labeldp_sim.table1.audit import laplace_release_loss
@@ -32,7 +33,7 @@ CARELESS_INPUTS = [c.name for c in careless_cases()]
 LAPLACE_BASED = [c.name for c in cases(mutants=False)
                  if c.recipe.draw(c.mechanism, 0, 4, np.random.default_rng(0)).dtype.kind == "f"]
 LOW_BITS = [f"{name}: low-order bits" for name in LAPLACE_BASED]
-CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"), resolve=False)
+CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(conf_file("mechanism", name)), resolve=False)
            for name in group_options("mechanism")}
 # mutants whose law methods are those of a correct mechanism: only the outputs give them away
 LAW_INVISIBLE = ["laplace: report skips noise", "rappor: K inferred from labels",

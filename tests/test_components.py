@@ -18,7 +18,8 @@ from omegaconf import OmegaConf
 import labeldp_sim
 from labeldp_sim.core.components import (AnyOf, Boolean, Component, Constraint, Interval, Nullable, Options, Text,
                                          WithNote, build, check_arguments, components, import_class)
-from labeldp_sim.core.config import CONF_DIR, GROUPS
+from labeldp_sim.core.conf_path import conf_file
+from labeldp_sim.core.config import GROUPS, group_options
 from labeldp_sim.core.errors import ConfigError
 
 
@@ -58,7 +59,7 @@ def test_declared_parameters_are_the_keyword_parameters_of_init(group, path, cls
 
 def _yaml_targets():
     for group in GROUPS:
-        for path in sorted((CONF_DIR / group).glob("*.yaml")):
+        for path in sorted(conf_file(group, name) for name in group_options(group)):
             node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
             if isinstance(node, dict) and "_target_" in node:
                 yield pytest.param(group, node["_target_"], id=f"{group}/{path.stem}")

@@ -13,7 +13,8 @@ from labeldp_sim.table1.families import BoundedBump, HeavyTailBump, HolderBump, 
 from labeldp_sim.table1.estimators import CubeArgmax, CubeMean
 from labeldp_sim.table1.points import Point
 from labeldp_sim.core.components import build, component_class
-from labeldp_sim.core.config import CONF_DIR, group_options
+from labeldp_sim.core.conf_path import conf_file
+from labeldp_sim.core.config import group_options
 from labeldp_sim.privacy.rappor import RAPPOR, bit_sums
 from labeldp_sim.table1.mechanisms import JointRAPPOR
 from labeldp_sim.table1.sweep import run_trial
@@ -21,7 +22,7 @@ from labeldp_sim.table1.sweep import run_trial
 ALPHA = 1e-6
 REPS = 300
 
-CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(CONF_DIR / "mechanism" / f"{name}.yaml"), resolve=False)
+CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(conf_file("mechanism", name)), resolve=False)
            for name in group_options("mechanism")}
 CLASSES = {name: component_class("mechanism", node["_target_"]) for name, node in CONFIGS.items()}
 CLASSIFICATION = sorted(name for name, cls in CLASSES.items() if "classification" in cls.tasks)
