@@ -28,7 +28,8 @@ from typing import ClassVar
 from .errors import ConfigError, check, first_line, is_int, is_number
 
 __all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "AnyOf", "WithNote", "Component",
-           "components", "by_name", "component_class", "check_arguments", "build", "import_class"]
+           "components", "by_name", "component_class", "check_arguments", "build", "instantiate",
+           "import_class"]
 
 
 class Constraint(ABC):
@@ -290,8 +291,18 @@ def build(group: str, node: dict, supplied: dict | None = None, ignore=("_target
     any other failure of the constructor names the group and the class.
     """
     cls = component_class(group, node.get("_target_"))
-    args = {k: v for k, v in node.items() if k not in ignore}
-    check_arguments(group, cls, args, {k: v for k, v in (supplied or {}).items()})
+    return instantiate(group, cls, {k: v for k, v in node.items() if k not in ignore}, supplied, **extra)
+
+
+def instantiate(group: str, cls: type, args: dict, supplied: dict | None = None, **extra):
+    """``cls(**args, **extra)``, ``args`` checked by :func:`check_arguments` first.
+
+    For a caller that found the class itself (by ``_target_`` in :func:`build`,
+    by its short name in a paper's own config).  A ConfigError the class raises
+    gets the ``group.`` prefix; any other failure of the constructor names the
+    group and the class.
+    """
+    check_arguments(group, cls, args, supplied)
     try:
         return cls(**args, **extra)
     except ConfigError as err:

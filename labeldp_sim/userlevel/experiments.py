@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ..core.components import Component, by_name, check_arguments
+from ..core.components import by_name, instantiate
 from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
                            eps_allowed, validate_common)
 from ..core.errors import ConfigError, check, is_int, is_number
@@ -128,17 +128,11 @@ class UserLevelSpec(JobSpec):
 
 
 def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
-    """``classes[name](**params)``: the arguments checked against the class's declared
-    ``parameters`` first, its own errors blamed on ``prefix.<argument>``."""
+    """``classes[name](**params)`` (:func:`~labeldp_sim.core.components.instantiate`): the
+    arguments checked against the class's declared ``parameters`` first, its own errors
+    blamed on ``prefix.<argument>``."""
     check(name in classes, name_key, name, sorted(classes))
-    if issubclass(classes[name], Component):
-        check_arguments(prefix, classes[name], params)
-    try:
-        return classes[name](**params)
-    except ConfigError as err:
-        raise err.under(prefix) from None
-    except TypeError as err:
-        raise ConfigError(prefix, params, f"parameters of {classes[name].__name__} ({err})") from None
+    return instantiate(prefix, classes[name], params)
 
 
 # what each axis value may be (in the order of AXES)
