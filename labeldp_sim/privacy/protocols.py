@@ -68,7 +68,7 @@ import importlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -83,7 +83,7 @@ __all__ = ["Privacy", "NONE", "LABEL_LOCAL", "LABEL_CENTRAL", "FULL_LOCAL", "FUL
            "Mechanism", "LocalMechanism", "CubeSumMechanism", "NoisyLabel", "CentralMechanism", "CubeData",
            "NoPrivacy", "argmax_random_ties", "laplace_sum", "LOG_ODDS_LIMIT", "check_epsilon", "check_noise_scale",
            "noise_scale", "check_classes", "check_reals", "check_cells", "check_n_cells", "check_finite",
-           "shown", "epsilon_parameter", "MECHANISMS", "audit_recipe"]
+           "shown", "epsilon_parameter", "MECHANISMS", "audit_recipe", "CubeMeanMoments"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,34 @@ def laplace_sum(n, scale, rng):
     """Σ of n i.i.d. Lap(scale), exactly in law: scale·(Gamma(n, 1) − Gamma(n, 1))."""
     n = np.asarray(n, dtype=float)
     return scale * (rng.gamma(n) - rng.gamma(n))
+
+
+class CubeMeanMoments(NamedTuple):
+    r"""The first two moments of a released cube mean, given the cube's count law (exact risks, SPEC §5a).
+
+    With c(Y) the mechanism's clipped label (``T``; None: no clip) and n the
+    cube's sample count,
+
+        E[η̂]  = a · E[c(Y)],
+        E[η̂²] = b2 · E[c(Y)]² + b1 · E[c(Y)²] + b0,
+
+    the expectations over n, the labels given n (i.i.d. given the cube) and the
+    mechanism's noise.  A mechanism states its own (``cube_mean_moments``), from
+    the same clip level and noise scale its release uses.
+    """
+
+    T: float | None
+    a: float
+    b2: float
+    b1: float
+    b0: float
+
+
+def mean_of_n_labels(counts, noise_variance: float = 0.0, T=None) -> CubeMeanMoments:
+    """S/n on occupied cubes (0 on empty ones), S a sum of n clipped labels plus noise of variance
+    ``noise_variance`` per label: E[S²|n] = n E c² + n(n−1) (E c)² + n·noise."""
+    P, inv = counts.p_occupied, counts.inverse
+    return CubeMeanMoments(T, P, P - inv, inv, noise_variance * inv)
 
 
 # the component group of the label-privacy mechanisms, the one conf/mechanism/*.yaml name by _target_
@@ -449,3 +477,7 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
         if K is None:
             return data.n(), data.clipped_sums(None)
         return data.label_counts(K)
+
+    def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
+        """Moments of the plain cube mean S/n (:class:`CubeMeanMoments`): no clip, no noise."""
+        return mean_of_n_labels(counts)

@@ -41,6 +41,7 @@ from scipy.stats import qmc
 from .families import CellModel, cube_index
 from .knn_marginal import draw_knn_estimates
 from ..core.components import Component, Interval, Nullable, Options, WithNote
+from ..core.count_law import CountLaw
 from ..core.errors import check
 from ..privacy.protocols import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
 from .tuning import geometric_grid
@@ -104,6 +105,22 @@ class Estimator(Component, ABC):
     @abstractmethod
     def grid_capped(self, top, N: int) -> bool:
         """Whether ``top``, the largest tuning of a grid, is a cap rather than the end of what exists."""
+
+    def exact_for(self, family, mechanism) -> bool:
+        """Whether :meth:`expected_risks` is exact for ``family`` under ``mechanism`` (the ``exact`` path).
+
+        The default is False: no closed form, the risks are Monte-Carlo trials.
+        """
+        return False
+
+    def expected_risks(self, family, G_inst: int, point, columns) -> list:
+        """E of the excess risk of each :class:`~.tuning.Column` on the family's instance at ``G_inst``.
+
+        The expectation is over the instance's random signs (or classes), the N
+        samples and the mechanism's noise, in closed form (or a quadrature with a
+        stated error bound); only called where :meth:`exact_for` is True.
+        """
+        raise NotImplementedError(f"{type(self).__name__} states no exact expected risk (exact_for is False)")
 
     @abstractmethod
     def tuned_risks(self, instance, point, columns, draws) -> list:
@@ -253,6 +270,34 @@ class CubeMean(_BandwidthTuned):
                 n, S = mechanism.collect(data.y, rng, cells=data.cells, n_cells=model.n_cells)
             estimates = mechanism.estimate(n, S, N, h, d)
         return model.excess_risk(estimates)
+
+    def exact_for(self, family, mechanism) -> bool:
+        """Exact for the bump families (signs averaged in closed form) under a mechanism that states
+        the moments of its cube mean (``cube_mean_moments``; a ratio of noisy sums does not)."""
+        return (callable(getattr(family, "sign_averaged_cubes", None))
+                and callable(getattr(mechanism, "cube_mean_moments", None)))
+
+    def expected_risks(self, family, G_inst: int, point, columns) -> list:
+        r"""E (9) of each column, exactly: with P(B_r) = μ, I_r = ∫_{B_r} η, J_r = ∫_{B_r} η²,
+
+            E Σ_r (μ η̂_r² − 2 η̂_r I_r + J_r)
+              = b2 (α0² + α1² Π) + b1 β0 + b0 − 2 a α1 Π + ∫η²,
+
+        Π = Σ_r E_v I_r²/μ (the projection, :meth:`~.families.regression._RegressionBump.sign_averaged_cubes`),
+        (a, b2, b1, b0) the mechanism's :class:`~labeldp_sim.privacy.protocols.CubeMeanMoments` over the
+        cube count n ~ Bin(N, μ) (:class:`~labeldp_sim.core.count_law.CountLaw`), (α, β) the clipped
+        label moments (E v = 0 removes the terms linear in η).
+        """
+        d, N, risks = point.d, int(point.N), []
+        for c in columns:
+            G_est = int(c.tuning)
+            counts = CountLaw(N, float(G_est) ** (-d))
+            mom = c.mechanism.cube_mean_moments(counts, N, 1.0 / G_est, d)
+            a0, a1, b0_label, _ = family.clipped_label_moments(G_inst, mom.T)
+            eta2, proj = family.sign_averaged_cubes(G_inst, G_est)
+            risks.append(float(mom.b2 * (a0 ** 2 + a1 ** 2 * proj) + mom.b1 * b0_label + mom.b0
+                               - 2 * mom.a * a1 * proj + eta2))
+        return risks
 
     def tuned_risks(self, instance, point, columns, draws) -> list:
         """One data draw per (G_est, draw), privatized by each of its columns' mechanisms (clip levels)."""

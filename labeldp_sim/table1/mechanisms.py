@@ -29,7 +29,8 @@ import numpy as np
 from ..core.components import Interval, Nullable, Options
 from ..core.errors import check
 from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
-                                 CentralMechanism, CubeSumMechanism, NoisyLabel, _require_K, check_cells,
+                                 CentralMechanism, CubeMeanMoments, CubeSumMechanism, NoisyLabel, _require_K,
+                                 check_cells, mean_of_n_labels,
                                  audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
 from ..privacy.rappor import RAPPOR
 
@@ -220,6 +221,10 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
         n = data.n()
         return n, data.clipped_sums(self.T) + laplace_sum(n, self.scale, rng)
 
+    def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
+        """Moments of S/n with S = Σ (Clip(Y, T) + Lap(2T/ε)): each report adds variance 2·(2T/ε)²."""
+        return mean_of_n_labels(counts, 2 * self.scale ** 2, self.T)
+
     def __repr__(self):
         return f"LaplaceLabel(epsilon={self.epsilon}, T={self.T:.4g})"
 
@@ -293,6 +298,21 @@ class LaplaceCubeMean(CentralMechanism):
             estimate[occupied] += rng.laplace(0.0, scale[occupied])
             return estimate
         return location + rng.laplace(0.0, scale[0], size=len(location))
+
+    def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
+        """Moments of :meth:`release` over the cube's count n (:class:`CubeMeanMoments`).
+
+        label: the clipped mean plus Lap(2T/(nε)) on occupied cubes, variance 8T²/(ε² n²);
+        features+label: Σ Clip(Y)/(n ∨ n_0) plus Lap(6T/(n_0 ε)).
+        """
+        if self.protection == "label":
+            m = mean_of_n_labels(counts, T=self.T)
+            return m._replace(b0=8 * self.T ** 2 / self.epsilon ** 2 * counts.inverse_square)
+        n0 = self.n0(N, h, d)
+        a = counts.expect(lambda n: n / np.maximum(n, n0))
+        b2 = counts.expect(lambda n: n * (n - 1) / np.maximum(n, n0) ** 2)
+        b1 = counts.expect(lambda n: n / np.maximum(n, n0) ** 2)
+        return CubeMeanMoments(self.T, a, b2, b1, 2 * (6 * self.T / (n0 * self.epsilon)) ** 2)
 
     def __repr__(self):
         return f"LaplaceCubeMean(epsilon={self.epsilon}, T={self.T:.4g}, protection={self.protection!r})"

@@ -18,7 +18,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-__all__ = ["BumpProfile", "Cos2Profile", "LinearEdgeProfile", "PROFILES", "COS2", "linf_margin_factor"]
+__all__ = ["BumpProfile", "Cos2Profile", "LinearEdgeProfile", "PROFILES", "COS2", "linf_margin_factor",
+           "cos2_overlap_square_sum", "COS2_SQUARE_INTEGRAL"]
+
+COS2_SQUARE_INTEGRAL = 3.0 / 8.0  # ∫_{-1/2}^{1/2} cos⁴(πu) du: ‖φ‖₂² per axis
 
 
 def _cos2_antiderivative(u, power=1):
@@ -169,6 +172,35 @@ def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
     for _ in range(d - 1):
         W = sp.kron(W, axis, format="csr")
     return W
+
+
+@lru_cache(maxsize=65536)
+def cos2_overlap_square_sum(G_dist: int, G_est: int) -> float:
+    r"""A₁ = Σ_{r, k} (∫_{B_r ∩ bump k} φ((x − c_k)/h) dx)² on [0, 1] for the cos² bumps tiling it.
+
+    B_r are the G_est intervals of the estimator, the bumps the G_dist intervals
+    of side h = 1/G_dist.  In d dimensions the overlaps of product bumps are
+    products of these (:func:`_full_bump_geometry` is a Kronecker power), so the
+    d-dimensional sum is A₁^d: what the sign-averaged projection of η on the
+    estimator's cubes needs (E_v (∫_{B_r} η)² = (L h^β)² Σ_k W_rk², independent signs).
+
+    Exact: every (interval, bump) intersection is one segment between the merged
+    boundaries k/G_dist and j/G_est, kept as integers over G_dist·G_est.  The
+    pattern repeats g = gcd(G_dist, G_est) times, so A₁(G, G') = A₁(G/g, G'/g)/g.
+    """
+    g = int(np.gcd(G_dist, G_est))
+    if g > 1:
+        return cos2_overlap_square_sum(G_dist // g, G_est // g) / g
+    # boundaries in units of 1/(G_dist·G_est): two sorted runs, merged in linear time
+    edges = np.sort(np.concatenate([np.arange(G_dist + 1, dtype=np.int64) * G_est,
+                                    np.arange(G_est + 1, dtype=np.int64) * G_dist]), kind="stable")
+    edges = edges[np.concatenate([[True], np.diff(edges) > 0])]
+    lo, hi = edges[:-1], edges[1:]
+    bump = lo // G_est
+    u_lo = (lo - bump * G_est) / G_est - 0.5
+    u_hi = (hi - bump * G_est) / G_est - 0.5
+    W = (_cos2_antiderivative(u_hi) - _cos2_antiderivative(u_lo)) / G_dist
+    return float(np.dot(W, W))
 
 
 @lru_cache(maxsize=256)

@@ -15,7 +15,7 @@ from ...core.components import Nullable
 from ...core.errors import check
 from .base import BETA, D, H_SCALE, MOMENT, POSITIVE, UNIT, RegressionFamily
 from .cells import RegressionCellModel, cube_index
-from .geometry import COS2, _full_bump_geometry, _full_bump_row_sums
+from .geometry import COS2, COS2_SQUARE_INTEGRAL, _full_bump_geometry, _full_bump_row_sums, cos2_overlap_square_sum
 
 __all__ = ["BumpSigns", "BoundedBump", "HeavyTailBump", "RegressionBumpInstance"]
 
@@ -34,6 +34,31 @@ class _RegressionBump(RegressionFamily):
 
     def draw(self, rng, G: int):
         return RegressionBumpInstance(self, int(G), BumpSigns(G ** self.d, rng))
+
+    def sign_averaged_cubes(self, G: int, G_est: int) -> tuple[float, float]:
+        r"""(∫η², Σ_r E_v (∫_{B_r} η)² / P(B_r)) for the instance at h = 1/G and G_est^d estimator cubes.
+
+        Exact and averaged over the independent signs v: ∫η² = (L h^β)² (3/8)^d
+        whatever the signs, and E_v (∫_{B_r} η)² = (L h^β)² Σ_k W_rk² with the
+        product overlaps W of :func:`~.geometry.cos2_overlap_square_sum` (P(B_r) = G_est^-d).
+        The second is the squared norm of η's projection on the cubes.
+        """
+        height2 = (self.L * float(G) ** (-self.beta)) ** 2
+        return (height2 * COS2_SQUARE_INTEGRAL ** self.d,
+                height2 * float(G_est) ** self.d * cos2_overlap_square_sum(int(G), int(G_est)) ** self.d)
+
+    def clipped_label_moments(self, G: int, T) -> tuple[float, float, float, float]:
+        """(α0, α1, β0, β1) with E[c(Y) | η] = α0 + α1 η and E[c(Y)² | η] = β0 + β1 η, c = Clip(·, T).
+
+        The label law given x is affine in η(x) (:meth:`label_probs`), so both are affine
+        in η; T = None leaves the labels as they are.
+        """
+        values = self.label_law(int(G))
+        clipped = values if T is None else np.clip(values, -T, T)
+        at0, at1 = self.label_probs(np.array([0.0, 1.0]), values)
+        slope = at1 - at0
+        return (float(clipped @ at0), float(clipped @ slope), float(clipped ** 2 @ at0),
+                float(clipped ** 2 @ slope))
 
 
 class BumpSigns:
