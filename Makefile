@@ -10,8 +10,13 @@ EXPERIMENTS ?= $(shell cat $(SUITE))
 ARGS ?=
 
 # The law-free suite (experiments/minimax.txt): the fifteen Table I cells, SPEC §5a.
+# `make minimax CELLS="reg_label_cdp cls_nonprivate"` runs a subset.
 MINIMAX_SUITE ?= experiments/minimax.txt
-MINIMAX_CELLS ?= $(shell paste -sd, $(MINIMAX_SUITE))
+CELLS ?= $(shell cat $(MINIMAX_SUITE))
+comma := ,
+empty :=
+space := $(empty) $(empty)
+MINIMAX_CELLS ?= $(subst $(space),$(comma),$(strip $(CELLS)))
 
 .PHONY: install sweep minimax test test-slow bench audit clean clean-results
 

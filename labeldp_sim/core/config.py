@@ -72,7 +72,8 @@ CLUSTERS = ("local", "slurm")
 PATHS_KEYS = ("results_dir",)
 FIT_KEYS = ("tol", "min_points")
 # runner.path: how a trial's data are drawn, where a kind offers a choice
-PATHS = ("auto", "per_sample", "sufficient")
+# (exact: the expected risk in closed form, no Monte Carlo; auto takes it where the estimator states one)
+PATHS = ("auto", "per_sample", "sufficient", "exact")
 # multiprocessing is not offered: joblib cannot hand its results back as they finish,
 # and the trial store writes each chunk as soon as it is done
 BACKENDS = ("loky", "threading", "sequential", "dask")

@@ -10,6 +10,12 @@ The slope's standard error uses the Monte-Carlo errors as known variances
 points scatter about the line more than their errors allow (a curved or
 wrongly-tuned rate shows up as a wider CI, not a spuriously narrow one).
 
+Exact entries (expected risks in closed form, se = 0) have no Monte-Carlo
+error: their slope's uncertainty is the fit's own, an ordinary least-squares
+fit whose CI (t quantile, n − 2 degrees of freedom) comes from the residual
+scatter about the line — the discreteness of the grids and the curvature of
+the rate within the range.
+
 Verdict by equivalence test with margin ``tol``:
 *consistent* when the 95% CI lies inside theory ± tol, *inconsistent* when it
 lies wholly outside, *inconclusive* otherwise.
@@ -51,6 +57,8 @@ def fit_slope(x, mean, se, level=0.95) -> dict:
     """
     x, mean, se = (np.asarray(a, dtype=float) for a in (x, mean, se))
     y = np.log(mean)
+    if len(x) and np.all(se == 0):
+        return _exact_fit(np.log(x), y, level)
     se_log = np.maximum(se / mean, 1e-12)
     design = sm.add_constant(np.log(x))
     weights = 1.0 / se_log ** 2
@@ -64,3 +72,13 @@ def fit_slope(x, mean, se, level=0.95) -> dict:
     return {"slope": slope, "se": slope_se, "ci_low": slope - z * slope_se,
             "ci_high": slope + z * slope_se, "intercept": float(result.params[0]),
             "birge": birge}
+
+
+def _exact_fit(log_x, y, level) -> dict:
+    """OLS of exact log risks: the CI is the residual scatter's (t, n − 2 df); birge is NaN (no errors)."""
+    result = sm.OLS(y, sm.add_constant(log_x)).fit()
+    df = len(y) - 2
+    slope, slope_se = float(result.params[1]), (float(result.bse[1]) if df > 0 else np.inf)
+    t = stats.t.ppf(0.5 + level / 2, max(df, 1))
+    return {"slope": slope, "se": slope_se, "ci_low": slope - t * slope_se, "ci_high": slope + t * slope_se,
+            "intercept": float(result.params[0]), "birge": np.nan}

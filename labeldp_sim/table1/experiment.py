@@ -82,12 +82,25 @@ class Experiment:
     packages: tuple
 
     def replicates(self, point: Point) -> int:
-        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``."""
+        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``; one exact entry
+        on the exact path."""
+        if self.trial_path(point) == "exact":
+            return 1
         return self.reps_per_d.get(point.d, self.reps)
 
+    def exact_possible(self) -> bool:
+        """Whether ``runner.path`` (exact or auto) takes exact expected risks at every point."""
+        return self.path in ("exact", "auto") and all(self.exact_at(pt) for pt in self.points)
+
+    def exact_at(self, point: Point) -> bool:
+        """Whether the estimator states the exact expected risk at ``point`` (its family and mechanism)."""
+        return bool(self.estimator.exact_for(self.distributions[point.d], self.mechanisms[point.id]))
+
     def trial_path(self, point: Point) -> str:
-        """The data path a point's trials use: ``auto`` takes sufficient statistics when
-        both the distribution and the estimator have them."""
+        """The path a point's trials use: ``auto`` takes the exact expected risk where the estimator
+        states one, else sufficient statistics when both the distribution and the estimator have them."""
+        if self.path == "auto" and self.exact_at(point):
+            return "exact"
         if self.path != "auto":
             return self.path
         return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
@@ -323,10 +336,15 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
     for pt in points:
         _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
+    if path == "exact":
+        missing = [pt for pt in points if not estimator.exact_for(distributions[pt.d], mechanisms[pt.id])]
+        check(not missing, "runner.path", path,
+              f"auto, per_sample or sufficient ({nodes['estimator'].get('name')} states no exact expected risk "
+              f"under {nodes['mechanism'].get('name')} on {dist_label}: Monte Carlo)")
     if not _sufficient_possible(first, estimator) and path == "sufficient":
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
-    if path == "per_sample" or not _sufficient_possible(first, estimator):
+    if path == "per_sample" or (path != "exact" and not _sufficient_possible(first, estimator)):
         too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
         check(not too_big, "runner.path", path,
               f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
@@ -345,6 +363,8 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )
+    if not snapped and exp.exact_possible():
+        return exp  # law-free entries are exact expectations: no trial holds data (minimax checks the rest)
     needs = {pt.id: trial_needs(exp, pt) for pt in points}
     worst = max(points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
     check_memory(needs[worst.id], exp.runner, f"at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
@@ -385,6 +405,8 @@ def trial_needs(exp: Experiment, pt: Point, path: str | None = None, G_inst: int
     """
     dist, mech, est = exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator
     path = path or exp.trial_path(pt)
+    if path == "exact":
+        return []  # an expected risk in closed form holds a few numbers per cube count
     key, got = _point_key(pt)
     if pt.axis == "eps":  # the size comes from the sweep's fixed N
         key, got = "grid.sweeps.eps.N", pt.N

@@ -2,7 +2,8 @@
 
 For each (axis, d) the fit is :func:`~labeldp_sim.core.fit.fit_slope` over the
 points in the axis's regime (:meth:`~labeldp_sim.table1.theory.Cell.in_regime`)
-with a positive mean and standard error; each of the cell's statements of the
+with a positive mean and a positive standard error, or an exact mean (se = 0:
+the exact path, whose fit's CI is its residual scatter's); each of the cell's statements of the
 exponent gets a verdict from the same fit (:func:`~labeldp_sim.core.fit.verdict`).
 """
 
@@ -31,7 +32,13 @@ def summarize(trials: pd.DataFrame) -> pd.DataFrame:
         seconds=("seconds", "sum"),
     ).reset_index()
     summary["se"] = summary.sd / np.sqrt(summary.replicates)
-    cols = keys + ["mean", "se", "replicates", "regret_fraction", "seconds"]
+    if "path" in trials:  # an exact expected risk has no Monte-Carlo error
+        exact = grouped.path.agg(lambda p: bool((p == "exact").all())).to_numpy()
+        summary.loc[exact, "se"] = 0.0
+        summary["exact"] = exact
+    else:
+        summary["exact"] = False
+    cols = keys + ["mean", "se", "replicates", "regret_fraction", "seconds", "exact"]
     return summary[cols]
 
 
@@ -46,7 +53,7 @@ def fit_rates(summary: pd.DataFrame, cell, tol: float, min_points: int = 3) -> p
     for (axis, d), group in summary.groupby(["axis", "d"], sort=True):
         if axis not in cell.axes:
             continue
-        used = group[group.in_regime & (group["mean"] > 0) & (group.se > 0)]
+        used = group[group.in_regime & (group["mean"] > 0) & ((group.se > 0) | group.exact.astype(bool))]
         beta, gamma, p = (float(group[c].iloc[0]) for c in ("beta", "gamma", "p"))
         fitted = None
         if len(used) >= min_points:

@@ -90,6 +90,12 @@ class LawFreeSpec:
     margin_constant: dict
     config_key: str
     settings: dict
+    exact: bool = False
+
+    @property
+    def replicates(self) -> int:
+        """Replicates of each entry: one where entries are exact expectations, else ``law_free.reps``."""
+        return 1 if self.exact else self.reps
 
     @property
     def name(self):
@@ -214,7 +220,8 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     est = exp.estimator
     check(isinstance(est, Estimator), "estimator", exp.labels["estimator"],
           "an estimator of labeldp_sim.table1.estimators.Estimator (it states its tunings and their risks)")
-    if est.tuned_risks_dims is not None:
+    exact = _exact_path(cfg, exp, settings)
+    if est.tuned_risks_dims is not None and not exact:
         check(set(settings["d"]) <= set(est.tuned_risks_dims), "law_free.d", settings["d"],
               f"{sorted(est.tuned_risks_dims)} for {exp.labels['estimator']} cells (the d its law-free path handles)")
 
@@ -249,12 +256,32 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     margined = _searches_margins(job.distribution)
     key = config_key({"experiment": exp.config_key, "law_free": settings, "mode": "law_free",
                       "shape": "linear_edge" if margined else None}, exp.packages)
+    if exact:  # the T grid's mechanisms too must state their moments
+        exact = all(est.exact_for(exp.distributions[pt.d], m) for (pid, _), m in mechanisms.items()
+                    for pt in exp.points if pt.id == pid)
+    key = config_key({"key": key, "exact": exact}, exp.packages) if exact else key
     spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
-                       margin_constant=margin, config_key=key, settings=settings)
+                       margin_constant=margin, config_key=key, settings=settings, exact=exact)
     _check_law_free_size(spec)
     return spec
+
+
+def _exact_path(cfg, exp: Experiment, settings: dict) -> bool:
+    """Whether the entries are exact expectations (``runner.path``: exact, or auto where one exists).
+
+    ``runner.path=exact`` on a cell whose estimator states no exact risk under its
+    mechanism is refused; per_sample and sufficient keep Monte Carlo.
+    """
+    path = str(cfg.runner.path)
+    possible = exp.exact_possible() or (path == "exact" and all(
+        exp.estimator.exact_for(exp.distributions[pt.d], exp.mechanisms[pt.id]) for pt in exp.points))
+    if path == "exact":
+        check(possible, "runner.path", path,
+              f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
+              f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
+    return path in ("exact", "auto") and possible
 
 
 def _unit_needs(spec: LawFreeSpec, pt) -> list:
@@ -301,6 +328,8 @@ def _check_law_free_size(spec: LawFreeSpec) -> None:
     memory check.
     """
     exp = spec.exp
+    if spec.exact:  # a few numbers per entry; the geometry caches are bounded (lru_cache)
+        return
     if spec.estimator.tuned_risks_samples:
         largest = max(pt.N for pt in exp.points)
         check(largest <= PER_SAMPLE_MAX_N, "law_free.sweeps", spec.settings["sweeps"],

@@ -5,6 +5,11 @@ every column of its row (:meth:`~.estimators.Estimator.tuned_risks`): the
 oracle tunings (× clip levels) and the law's tuning under the point's own
 mechanism.  The law's own instance gets the law's column only, once per
 replicate (with the first G_inst).  The streams are named in :mod:`.tuning`.
+
+On the exact path (``spec.exact``) an entry is the estimator's expected risk
+(:meth:`~.estimators.Estimator.expected_risks`): the expectation over the
+instance's signs, the data and the noise, in closed form.  There is then one
+replicate (0), no stream is drawn, and a task computes one point's whole matrix.
 """
 
 from __future__ import annotations
@@ -69,6 +74,26 @@ def _key(spec, point, r, role, G, label, column) -> str:
     return _seed_key(point, r, role, G, label, fields["G_est"], fields["k"], column.T)
 
 
+def _row_records(spec, point, r, row, labelled, risks, seconds, fixed) -> list:
+    return [{**fixed, "replicate": r, "instance": row.role, "G_inst": row.G, "admitted": row.admitted,
+             "tuning": label, **_tuning_fields(spec, column.tuning),
+             "T": float("nan") if column.T is None else column.T, "excess_risk": risk, "seconds": seconds,
+             "seed_key": _key(spec, point, r, row.role, row.G, label, column)}
+            for (label, column), risk in zip(labelled, risks)]
+
+
+def _run_exact(spec, point, G_insts, fixed) -> pd.DataFrame:
+    """Every row of one point's matrix (and the law's own entry) as exact expectations."""
+    dist, rows = spec.exp.distributions[point.d], []
+    for G_inst in G_insts:
+        for row in _row_plan(spec, point, int(G_inst)):
+            start = time.perf_counter()
+            risks = spec.estimator.expected_risks(dist, row.G, point, [c for _, c in row.labelled])
+            seconds = (time.perf_counter() - start) / len(risks)
+            rows += _row_records(spec, point, 0, row, row.labelled, risks, seconds, fixed)
+    return pd.DataFrame(rows)
+
+
 def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
     dist = spec.exp.distributions[point.d]
     rows = []
@@ -79,13 +104,14 @@ def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
             instance = dist.draw(draws.instance, G)
             risks = spec.estimator.tuned_risks(instance, point, [c for _, c in labelled], draws)
             seconds = (time.perf_counter() - start) / len(risks)
-            for (label, column), risk in zip(labelled, risks):
-                rows.append({**fixed, "replicate": r, "instance": role, "G_inst": G,
-                             "admitted": admitted, "tuning": label,
-                             **_tuning_fields(spec, column.tuning),
-                             "T": float("nan") if column.T is None else column.T, "excess_risk": risk,
-                             "seconds": seconds, "seed_key": _key(spec, point, r, role, G, label, column)})
+            rows += _row_records(spec, point, r, _Row(role, G, tag, admitted, labelled), labelled, risks,
+                                 seconds, fixed)
     return pd.DataFrame(rows)
+
+
+def _fixed(spec, point) -> dict:
+    return {"cell": spec.cell.name, "axis": point.axis, "d": point.d, "N": point.N, "eps": point.eps,
+            "N_requested": point.N_requested, "eps_requested": point.eps_requested}
 
 
 class LawFreePlan(Plan):
@@ -103,7 +129,7 @@ class LawFreePlan(Plan):
         self._units = {}  # seed_key -> (point, G_inst, replicate)
         for point in spec.exp.points:
             for G_inst in spec.inst_grids[point.id]:
-                for r in range(spec.reps):
+                for r in range(spec.replicates):
                     for role, G, _, _, labelled in _row_plan(spec, point, int(G_inst)):
                         for label, column in labelled:
                             self._units[_key(spec, point, r, role, G, label, column)] = (point, int(G_inst), r)
@@ -122,10 +148,15 @@ class LawFreePlan(Plan):
             groups.setdefault((point.id, G_inst), (point, G_inst, set()))[2].add(r)
         calls = []
         chunk = max(1, spec.runner.chunk // 8)
+        if spec.exact:  # a point's whole matrix costs milliseconds to seconds: one task per point
+            by_point: dict = {}
+            for point, G_inst, _ in groups.values():
+                by_point.setdefault(point.id, (point, []))[1].append(G_inst)
+            return [delayed(_run_exact)(spec, point, sorted(G_insts), _fixed(spec, point))
+                    for point, G_insts in by_point.values()]
         for point, G_inst, reps in groups.values():
             reps = sorted(reps)
-            fixed = {"cell": spec.cell.name, "axis": point.axis, "d": point.d, "N": point.N,
-                     "eps": point.eps, "N_requested": point.N_requested, "eps_requested": point.eps_requested}
+            fixed = _fixed(spec, point)
             for start in range(0, len(reps), chunk):
                 calls.append(delayed(_run_unit)(spec, point, G_inst, reps[start:start + chunk], fixed))
         return calls

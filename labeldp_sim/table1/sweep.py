@@ -12,14 +12,25 @@ from .points import Point
 from ..core.runner import Plan, execute, trial_rng
 from ..core.store import STORE_NAME, Column, Schema, TrialStore
 from .experiment import Experiment
+from .tuning import Column as TuningColumn
 
 __all__ = ["SweepPlan", "run_trial", "run_sweep", "RATE_TRIALS"]
 
 
 def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, seed: int,
               path: str) -> dict:
-    """One Monte-Carlo trial: draw η_v, the data (or its counts), fit, exact risk (8)."""
+    """One Monte-Carlo trial: draw η_v, the data (or its counts), fit, exact risk (8).
+
+    On the ``exact`` path the one "trial" of a point is the estimator's expected risk
+    (:meth:`~.estimators.Estimator.expected_risks`: signs, data and noise averaged in closed
+    form) at the point's own instance and tuning; nothing is drawn.
+    """
     start = time.perf_counter()
+    if path == "exact":
+        column = TuningColumn(int(getattr(point, estimator.tuning)), mechanism, 0, 0, getattr(mechanism, "T", None))
+        risk = estimator.expected_risks(distribution, point.G, point, [column])[0]
+        return {"replicate": replicate, "excess_risk": risk, "regret_fraction": np.nan, "path": path,
+                "seconds": round(time.perf_counter() - start, 6)}
     rng = trial_rng(seed, point, replicate)
     instance = distribution.draw(rng, point.G)
     result = estimator.trial(instance, point, mechanism, rng, path)
