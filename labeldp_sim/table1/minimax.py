@@ -91,6 +91,16 @@ class LawFreeSpec:
     config_key: str
     settings: dict
     exact: bool = False
+    mechanism_node: dict | None = None
+
+    def mechanism_at(self, point, T: float):
+        """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T)."""
+        return build_object("mechanism", self.mechanism_node, epsilon=point.eps, T=float(T))
+
+    @property
+    def searches_T(self) -> bool:
+        """Whether the clip level is an oracle tuning of its own (heavy-tailed labels)."""
+        return self.T_grid != (None,)
 
     @property
     def replicates(self) -> int:
@@ -263,7 +273,8 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
-                       margin_constant=margin, config_key=key, settings=settings, exact=exact)
+                       margin_constant=margin, config_key=key, settings=settings, exact=exact,
+                       mechanism_node=dict(mech_node))
     _check_law_free_size(spec)
     return spec
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 from joblib import delayed
 
 from ..core.runner import Plan
 from ..core.store import Column as StoreColumn
 from ..core.store import Schema
-from .tuning import LAW_SLOT, CommonDraws
+from .tuning import LAW_SLOT, Column, CommonDraws
 
 __all__ = ["MINIMAX_TRIALS", "LawFreePlan"]
 
@@ -38,8 +39,13 @@ MINIMAX_TRIALS = Schema("minimax_trials", (
 ), key=("experiment", "config_key", "seed_key"))
 
 
+# the clip level of an exact oracle column, resolved in its task (its key carries no T)
+RESOLVED = float("inf")
+RESOLVED_SLOT = LAW_SLOT + 1
+
+
 def _seed_key(point, r: int, inst: str, G_inst: int, tuning: str, G_est, k, T) -> str:
-    T_txt = "-" if T is None else f"{T:.6g}"
+    T_txt = "-" if T is None else ("opt" if T is RESOLVED else f"{T:.6g}")
     return f"{point.seed_key(r)}|{inst}{G_inst}|{tuning}|g{G_est}|k{k}|T{T_txt}"
 
 
@@ -82,15 +88,59 @@ def _row_records(spec, point, r, row, labelled, risks, seconds, fixed) -> list:
             for (label, column), risk in zip(labelled, risks)]
 
 
+def _exact_row_plan(spec, point, G_inst: int) -> list:
+    """:func:`_row_plan` of the exact path: where T is searched, one oracle column per tuning whose
+    clip level is resolved in the task (:func:`_best_clip`), keyed without its T."""
+    plan = _row_plan(spec, point, G_inst)
+    if not spec.searches_T:
+        return plan
+    grid, law = plan[0], plan[0].labelled[-1]
+    tunings = dict.fromkeys(int(c.tuning) for _, c in grid.labelled[:-1])
+    plan[0] = grid._replace(labelled=[("oracle", Column(t, None, 0, 0, RESOLVED)) for t in tunings] + [law])
+    return plan
+
+
+def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
+    """The clip level of ``tuning`` that minimises the worst admitted risk: the best on the T grid,
+    or the vertex of the parabola in log T through it and its neighbours where that is better.
+
+    T is a continuous tuning: resolving it here (exactly, at one more column) removes the
+    grid's discreteness in T from M instead of storing every T of the grid.
+    """
+    dist, est = spec.exp.distributions[point.d], spec.estimator
+    columns = [Column(tuning, spec.mechanisms[(point.id, T)], slot, 0, T) for slot, T in enumerate(spec.T_grid)]
+    worst = np.max([est.expected_risks(dist, int(G), point, columns) for G in G_insts[admitted]], axis=0)
+    j = int(np.argmin(worst))
+    best = columns[j]
+    if 0 < j < len(columns) - 1 and np.all(worst[j - 1:j + 2] > 0):
+        x = np.log(spec.T_grid[j - 1:j + 2])
+        a, b, _ = np.polyfit(x, np.log(worst[j - 1:j + 2]), 2)
+        if a > 0:
+            T = float(np.exp(np.clip(-b / (2 * a), x[0], x[2])))
+            vertex = Column(tuning, spec.mechanism_at(point, T), RESOLVED_SLOT, 0, T)
+            if max(est.expected_risks(dist, int(G), point, [vertex])[0] for G in G_insts[admitted]) < worst[j]:
+                best = vertex
+    return best
+
+
 def _run_exact(spec, point, G_insts, fixed) -> pd.DataFrame:
     """Every row of one point's matrix (and the law's own entry) as exact expectations."""
     dist, rows = spec.exp.distributions[point.d], []
+    clips = {}
+    if spec.searches_T:
+        G_all = np.asarray(spec.inst_grids[point.id])
+        admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
+        clips = {int(t): _best_clip(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
     for G_inst in G_insts:
-        for row in _row_plan(spec, point, int(G_inst)):
+        for row in _exact_row_plan(spec, point, int(G_inst)):
             start = time.perf_counter()
-            risks = spec.estimator.expected_risks(dist, row.G, point, [c for _, c in row.labelled])
+            columns = [clips[int(c.tuning)] if c.T is RESOLVED else c for _, c in row.labelled]
+            risks = spec.estimator.expected_risks(dist, row.G, point, columns)
             seconds = (time.perf_counter() - start) / len(risks)
-            rows += _row_records(spec, point, 0, row, row.labelled, risks, seconds, fixed)
+            records = _row_records(spec, point, 0, row, row.labelled, risks, seconds, fixed)
+            for record, column in zip(records, columns):
+                record["T"] = float("nan") if column.T is None else column.T  # the resolved clip level
+            rows += records
     return pd.DataFrame(rows)
 
 
@@ -130,7 +180,8 @@ class LawFreePlan(Plan):
         for point in spec.exp.points:
             for G_inst in spec.inst_grids[point.id]:
                 for r in range(spec.replicates):
-                    for role, G, _, _, labelled in _row_plan(spec, point, int(G_inst)):
+                    rows = (_exact_row_plan if spec.exact else _row_plan)(spec, point, int(G_inst))
+                    for role, G, _, _, labelled in rows:
                         for label, column in labelled:
                             self._units[_key(spec, point, r, role, G, label, column)] = (point, int(G_inst), r)
 

@@ -9,6 +9,8 @@ label law of a cube or region, which the sufficient-statistic paths draw from.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ...core.components import Nullable
@@ -35,6 +37,7 @@ class _RegressionBump(RegressionFamily):
     def draw(self, rng, G: int):
         return RegressionBumpInstance(self, int(G), BumpSigns(G ** self.d, rng))
 
+    @lru_cache(maxsize=1 << 16)
     def sign_averaged_cubes(self, G: int, G_est: int) -> tuple[float, float]:
         r"""(∫η², Σ_r E_v (∫_{B_r} η)² / P(B_r)) for the instance at h = 1/G and G_est^d estimator cubes.
 
@@ -47,6 +50,7 @@ class _RegressionBump(RegressionFamily):
         return (height2 * COS2_SQUARE_INTEGRAL ** self.d,
                 height2 * float(G_est) ** self.d * cos2_overlap_square_sum(int(G), int(G_est)) ** self.d)
 
+    @lru_cache(maxsize=1 << 16)
     def clipped_label_moments(self, G: int, T) -> tuple[float, float, float, float]:
         """(α0, α1, β0, β1) with E[c(Y) | η] = α0 + α1 η and E[c(Y)² | η] = β0 + β1 η, c = Clip(·, T).
 
