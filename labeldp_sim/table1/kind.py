@@ -105,8 +105,9 @@ class _LawFreeRates(RatesKind):
     def announce(self, spec, analysis, out: Path) -> None:
         fits = analysis["fits"]
         for _, r in fits[fits.quantity == "M"].iterrows():
-            print(f"{spec.name} [law-free, oracle tuning]: M slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
-                  f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.statement} {r.theory:.3f} -> {r.verdict}")
+            print(f"{spec.name} [law-free, oracle tuning]: M local slope on log {r.axis}, d={r.d}, deepest window: "
+                  f"{r.deep_slope:.3f} [{r.deep_ci_low:.3f}, {r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) "
+                  f"vs {r.statement} {r.theory:.3f} -> {r.verdict}")
 
 
 _LAW_FREE = _LawFreeRates()

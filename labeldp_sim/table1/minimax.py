@@ -56,7 +56,7 @@ __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "va
            "LAW_FREE_KEYS"]
 
 MODES = ("law_tied", "law_free")
-LAW_FREE_KEYS = ("d", "reps", "per_octave", "G_max", "T_range", "n_test", "sweeps", "C_M")
+LAW_FREE_KEYS = ("d", "reps", "per_octave", "G_max", "T_range", "n_test", "sweeps", "C_M", "window_decades")
 
 
 @dataclass
@@ -92,6 +92,11 @@ class LawFreeSpec:
     settings: dict
     exact: bool = False
     mechanism_node: dict | None = None
+
+    @property
+    def window_decades(self) -> float:
+        """The span of one local-slope window (``law_free.window_decades``)."""
+        return float(self.settings["window_decades"])
 
     def mechanism_at(self, point, T: float):
         """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T)."""
@@ -180,6 +185,8 @@ def _law_free_settings(cfg) -> dict:
         validate_sweeps(cfg, "law_free.sweeps")
     check(node["C_M"] is None or (is_number(node["C_M"]) and node["C_M"] > 0), "law_free.C_M", node["C_M"],
           "null (the distribution's C_M) or a number > 0")
+    check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
+          node["window_decades"], "a number of decades in [0.5, 5] (the span of one local-slope window)")
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
     node["d"] = [int(v) for v in d]
     return node
@@ -264,7 +271,9 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
             mechanisms[(pt.id, T)] = (exp.mechanisms[pt.id] if T is None
                                       else build_object("mechanism", mech_node, epsilon=pt.eps, T=T))
     margined = _searches_margins(job.distribution)
-    key = config_key({"experiment": exp.config_key, "law_free": settings, "mode": "law_free",
+    # the window span only reads the entries: changing it keeps them
+    searched = {k: v for k, v in settings.items() if k != "window_decades"}
+    key = config_key({"experiment": exp.config_key, "law_free": searched, "mode": "law_free",
                       "shape": "linear_edge" if margined else None}, exp.packages)
     if exact:  # the T grid's mechanisms too must state their moments
         exact = all(est.exact_for(exp.distributions[pt.d], m) for (pid, _), m in mechanisms.items()

@@ -1,49 +1,77 @@
-r"""Law-free analysis (SPEC §5a): M, S and the law-tied value per point; fits; verdicts; outputs.
+r"""Law-free analysis (SPEC §5a): M, S and the law-tied value per point; fits, windows, verdicts.
 
 Per grid point the trials of :mod:`.minimax` give R_r[i, t] (replicate r,
 admitted instance i, oracle tuning t = (G_est or k, T)), the law-tuned
 column R_r[i, law] and the law-tied value R_r[law instance, law tuning].
 
-Selection is **cross-fitted**: on the even replicates (half A) take
-t_A = argmin_t max_i mean_A R[i, t] and i_A = argmax_i mean_A R[i, t_A], and
-evaluate R[i_A, t_A] on the odd replicates (half B); then swap the halves.
+**Exact entries** (``spec.exact``: each entry is the estimator's expected
+risk, :meth:`~.estimators.Estimator.expected_risks`; one replicate)
+
+    M = min_t max_i R[i, t],   S = max_i R[i, law],   law-tied = R[law, law],
+
+with no Monte-Carlo error (M_se = S_se = 0): no cross-fitting is needed.
+
+**Monte-Carlo entries**: the selection is **cross-fitted**: on the even
+replicates (half A) take t_A = argmin_t max_i mean_A R[i, t] and
+i_A = argmax_i mean_A R[i, t_A], and evaluate R[i_A, t_A] on the odd
+replicates (half B); then swap the halves.
 
     M = ( mean_B R[i_A, t_A] + mean_A R[i_B, t_B] ) / 2,
     se(M) = ½ √( var_B / n_B + var_A / n_A ),
 
 so the number reported was not used to choose where it is read, and its
-standard error is an ordinary Monte-Carlo one (the two halves are
-independent).  S is cross-fitted the same way over i at the law's tuning.
+standard error is an ordinary Monte-Carlo one.  S is cross-fitted the same
+way over i at the law's tuning.
+
 The arg-optima reported (G*_inst, G*_est or k*, T*) come from all
 replicates; h*_est is refined by a parabola through log max_i R around the
 grid minimum (a sub-grid vertex, clipped to the neighbouring grid values).
 
-A point whose optimum (t* in any tuning dimension, or i*) lies on an edge of
-its grid is flagged ``edge`` and left out of the fits; the fit of M, of S and
-of the law-tied value is :func:`~labeldp_sim.fit.fit_slope` (WLS with Birge
-inflation) with the usual equivalence test, and the slope of log h*_est is an
-OLS fit compared with the law's exponent (within ``H_TOL``).
+Points left out of the fits of M (issue 20, item 2), each with its reason in
+``points.csv``:
+
+* ``edge``: an optimum (t* in a tuning dimension, or i*) on a truncated end of
+  its grid (a cap: G_max, T's range);
+* ``pre_asymptotic``: the oracle tuning is the trivial estimator
+  (:meth:`~.estimators._BandwidthTuned.trivial_tuning`: G_est = 1, k = N), or
+  the worst instance sits at the coarsest admitted scale where the class's
+  admission cut the family (the first admitted G_inst > 1: G_inst = 1, one
+  bump over the cube, is the end of what exists, as G_est = 1 is for the
+  edges): i* is that scale and no other scale ties with it — a tie is a risk within
+  ``INSTANCE_TIE`` (2 %) of the worst, or within two Monte-Carlo standard
+  errors.  (With exact entries a coarse regression bump and a bump at the
+  estimator's scale have the same bias to a fraction of a percent; a coarsest
+  arg-max among such ties is not the pinning the flag is about.)
+
+The slopes are local (:mod:`.minimax_windows`): one-decade windows, their 95 %
+CI formed as that module says (OLS with the residual error on exact entries,
+WLS with Birge inflation on Monte-Carlo ones), and the verdict is taken on the
+deepest window (finest oracle bandwidth) against the previous one.  The
+whole-range slope stays in ``fit.csv`` as extra information; the slope of
+log h*_est is an OLS fit compared with the law's exponent (within ``H_TOL``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ..core.fit import verdict
+from ..core.store import atomic_write
+from .minimax_plots import plot_convergence, plot_heatmaps, plot_rates_law_free
+from .minimax_table import write_minimax_table
+from .minimax_windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, verdict_reason, window_fits,
+                              window_verdict)
 
-from ..core.fit import fit_slope, verdict  # noqa: E402
-from ..core.store import atomic_write  # noqa: E402
-from .theory import CELLS  # noqa: E402
-
-__all__ = ["point_matrices", "cross_fit", "analyse", "write_law_free", "write_minimax_table",
-           "H_TOL", "TUNING_LABEL"]
+__all__ = ["point_matrices", "cross_fit", "point_values", "analyse", "fit_law_free", "write_law_free",
+           "write_minimax_table", "H_TOL", "TUNING_LABEL"]
 
 H_TOL = 0.1
+# relative margin within which another instance ties with the worst one (the coarsest scale counts as
+# the worst only when it beats every other admitted scale by more than this)
+INSTANCE_TIE = 0.02
 TUNING_LABEL = "oracle (best on the grid for the worst admitted instance)"
 
 
@@ -107,7 +135,8 @@ def _optima(mats: dict) -> dict:
     """Arg-optima from all replicates, their edge flags, the flat range of the worst instance."""
     R = mats["R"]
     mean = R.mean(axis=0)
-    se = R.std(axis=0, ddof=1) / np.sqrt(R.shape[0])
+    # one replicate: exact entries, no Monte-Carlo error
+    se = R.std(axis=0, ddof=1) / np.sqrt(R.shape[0]) if R.shape[0] > 1 else np.zeros_like(mean)
     worst = mean.max(axis=0)
     t = int(np.argmin(worst))
     i = int(np.argmax(mean[:, t]))
@@ -119,12 +148,15 @@ def _optima(mats: dict) -> dict:
     edges = []
     if tune_value == tune_values[-1] and mats["tune_cap"]:
         edges.append(f"{mats['tune_col']}*={tune_value} at the grid cap")
-    if len(T_values) > 1 and T in (T_values[0], T_values[-1]):
+    T_range = mats.get("T_range") or ((T_values[0], T_values[-1]) if len(T_values) > 1 else None)
+    if T_range is not None and (T <= T_range[0] * (1 + 1e-9) or T >= T_range[1] * (1 - 1e-9)):
         edges.append(f"T*={T:.3g} on its grid edge")
     insts = mats["insts"]
     if i == len(insts) - 1 and len(insts) > 1:
         edges.append(f"G*_inst={insts[i]} at the grid cap")
-    flat = mean[:, t] >= mean[i, t] - 2 * np.hypot(se[i, t], se[:, t])
+    # instances tied with the worst: within two standard errors, or within INSTANCE_TIE of it (exact
+    # entries: coarse regression bumps and bumps at the estimator's scale tie to a fraction of a percent)
+    flat = mean[:, t] >= mean[i, t] - np.maximum(2 * np.hypot(se[i, t], se[:, t]), INSTANCE_TIE * mean[i, t])
     # the worst-case profile over the first tuning dimension at T*, for the sub-grid vertex
     same_T = [j for j, (_, c) in enumerate(mats["tunes"]) if c == T]
     profile_x = np.log([mats["tunes"][j][0] for j in same_T])
@@ -132,6 +164,34 @@ def _optima(mats: dict) -> dict:
     return {"t": t, "i": i, "tune": tune_value, "T": T, "G_inst": int(insts[i]), "edge": "; ".join(edges),
             "inst_flat_lo": int(insts[flat].min()), "inst_flat_hi": int(insts[flat].max()),
             "log_tune_vertex": _vertex(profile_x, worst[same_T], jmin)}
+
+
+def point_values(mats: dict, exact: bool) -> dict:
+    """M, S and the law-tied value of one point with their standard errors (module docstring)."""
+    if exact:  # expected risks: the min-max of the matrix itself, nothing to cross-fit
+        R, law = mats["R"].mean(axis=0), mats["law"].mean(axis=0)
+        return {"M": float(R.max(axis=0).min()), "M_se": 0.0, "S": float(law.max()), "S_se": 0.0,
+                "law_tied": float(np.mean(mats["tied"])), "law_tied_se": 0.0}
+    M, M_se = cross_fit(mats["R"], mats["reps"])
+    S, S_se = cross_fit(mats["law"], mats["reps"])
+    return {"M": M, "M_se": M_se, "S": S, "S_se": S_se, "law_tied": float(np.mean(mats["tied"])),
+            "law_tied_se": float(np.std(mats["tied"], ddof=1) / np.sqrt(len(mats["tied"])))}
+
+
+def _pre_asymptotic(est, opt: dict, mats: dict, N: int) -> str:
+    """Why a point is pre-asymptotic ("" if it is not): trivial oracle tuning, coarsest worst instance."""
+    reasons = []
+    trivial = getattr(est, "trivial_tuning", None)
+    if trivial is not None and trivial(opt["tune"], N):
+        reasons.append(f"oracle tuning trivial ({mats['tune_col']}*={opt['tune']:g})")
+    coarsest = int(mats["insts"][0])
+    # G_inst = 1 (one bump over the cube) is the end of what exists, like G_est = 1 for the edges; a
+    # coarsest scale above 1 is where the class's admission cut the family, and a worst instance pinned
+    # there says the search has not reached the scales the rate is about
+    if len(mats["insts"]) > 1 and coarsest > 1 and opt["inst_flat_hi"] == coarsest:
+        reasons.append(f"worst instance at the coarsest admitted scale (G*_inst={coarsest}; coarser ones "
+                       "are outside the class)")
+    return "; ".join(reasons)
 
 
 def _law_exponent(cell, axis: str, x_lo: float, x_hi: float, fixed: float, beta: float, d: int, p) -> float:
@@ -146,22 +206,22 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-point table (M, S, law-tied, optima, flags) and the fits of one law-free run."""
     rows = []
     cell, est = spec.cell, spec.estimator
+    exact = bool(getattr(spec, "exact", False))
     for pt in spec.exp.points:
         part = trials[(trials.axis == pt.axis) & (trials.d == pt.d) & (trials.N_requested == pt.N_requested)
                       & (trials.eps_requested == pt.eps_requested)]
         mats = point_matrices(part, est.tuning)
         mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
-        M, M_se = cross_fit(mats["R"], mats["reps"])
-        S, S_se = cross_fit(mats["law"], mats["reps"])
+        # the clip levels' grid ends (the exact path resolves T between them, so the tunes' own T differ)
+        T_grid = [T for T in getattr(spec, "T_grid", (None,)) if T is not None]
+        mats["T_range"] = (min(T_grid), max(T_grid)) if T_grid else None
         opt = _optima(mats)
         log_h_est = est.log_bandwidth(opt["log_tune_vertex"], pt.N, pt.d)
         dist = spec.exp.distributions[pt.d]
         rows.append({
             "cell": cell.name, "axis": pt.axis, "d": pt.d, "N": pt.N, "eps": pt.eps,
             "in_regime": cell.in_regime(pt.axis, pt.N, pt.eps, dist.beta, pt.d, dist.p),
-            "M": M, "M_se": M_se, "S": S, "S_se": S_se,
-            "law_tied": float(np.mean(mats["tied"])),
-            "law_tied_se": float(np.std(mats["tied"], ddof=1) / np.sqrt(len(mats["tied"]))),
+            **point_values(mats, exact),
             "tuning": TUNING_LABEL, "tuning_parameter": mats["tune_col"],
             "opt_tuning": opt["tune"], "opt_T": np.nan if opt["T"] == -1.0 else opt["T"],
             "h_est_star": float(np.exp(log_h_est)),
@@ -170,7 +230,8 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             "law_G_inst": mats["law_inst"],
             "instances": len(mats["insts"]),
             "G_inst_max": int(mats["insts"][-1]), "tunings": len(mats["tunes"]),
-            "replicates": len(mats["reps"]), "edge": opt["edge"],
+            "replicates": len(mats["reps"]), "entries": "exact" if exact else "Monte Carlo",
+            "edge": opt["edge"], "pre_asymptotic": _pre_asymptotic(est, opt, mats, pt.N),
             "margin_C_gamma": spec.margin_constant.get(pt.d, np.nan),
         })
     points = pd.DataFrame(rows)
@@ -185,226 +246,130 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     return points, fit_law_free(points, spec)
 
 
+def _span(axis: str, frame: pd.DataFrame) -> str:
+    return (f"{'N' if axis == 'N' else 'ε'} {frame[axis].min():.3g}–{frame[axis].max():.3g}"
+            if len(frame) else "none")
+
+
+def _ruled_out(axis: str, group: pd.DataFrame, regime: pd.DataFrame, oracle: bool) -> str:
+    """What was ruled out before the windows were fitted: range, grid edges, pre-asymptotic points,
+    class admission (the last from the admission check of every grid scale)."""
+    parts = [f"range: {len(group) - len(regime)} of {len(group)} points outside the theorem's regime "
+             f"(in regime {_span(axis, regime)})"]
+    if oracle:
+        edge = regime[regime.edge != ""]
+        parts.append(f"grid edges: {len(edge)} points with an optimum on a grid edge left out"
+                     + (f" ({_span(axis, edge)})" if len(edge) else ""))
+        pre = regime[(regime.edge == "") & (regime.pre_asymptotic != "")]
+        if len(pre):
+            kinds = sorted({reason.split(" (")[0] for r in pre.pre_asymptotic for reason in r.split("; ")})
+            parts.append(f"pre-asymptotic: {len(pre)} points left out ({_span(axis, pre)}: {', '.join(kinds)})")
+        else:
+            parts.append("pre-asymptotic: none (no trivial tuning, no worst instance at the coarsest scale)")
+    if "admission" in group and isinstance(group.admission.iloc[0], str):
+        parts.append(f"class admission: {group.admission.iloc[0]}")
+    return "; ".join(parts)
+
+
+def _optima_in(axis: str, used: pd.DataFrame, win) -> str:
+    """The oracle's optima over the points of one window (why a deviation is what it is)."""
+    inside = used[(used[axis] >= win.window_lo) & (used[axis] <= win.window_hi)]
+    return (f"in the deepest window G*_inst {int(inside.G_inst_star.min())}-{int(inside.G_inst_star.max())}, "
+            f"{inside.tuning_parameter.iloc[0]}* {inside.opt_tuning.min():g}-{inside.opt_tuning.max():g}")
+
+
+QUANTITIES = (("M", "M_se", TUNING_LABEL), ("S", "S_se", "the law's"),
+              ("law_tied", "law_tied_se", "the law's, on the law's instance"))
+
+
 def fit_law_free(points: pd.DataFrame, spec) -> pd.DataFrame:
-    """Fits of M, S and the law-tied value on each (axis, d), with verdicts per statement."""
-    cell, tol, rows = spec.cell, spec.tol, []
+    """Whole-range and window fits of M, S and the law-tied value on each (axis, d), verdicts per statement.
+
+    Rows of quantity M, S, law_tied (one per statement of the exponent): the
+    whole-range fit in ``slope``/``se``/``ci_low``/``ci_high`` (and its
+    equivalence test in ``whole_verdict``), the deepest and previous windows
+    in ``deep_*``/``prev_*``, and the verdict of
+    :func:`~.minimax_windows.window_verdict` in ``verdict``.  Rows of quantity
+    ``<q>_window`` (``primary`` False): every window's local slope.
+    """
+    cell, tol, rows, window_rows = spec.cell, spec.tol, [], []
+    exact = bool(getattr(spec, "exact", False))
+    decades = float(getattr(spec, "window_decades", WINDOW_DECADES))
     dist0 = next(iter(spec.exp.distributions.values()))
     beta, gamma, p = dist0.beta, dist0.gamma, dist0.p
+    points = points.assign(pre_asymptotic=points.get("pre_asymptotic", "")).fillna({"pre_asymptotic": ""})
     for (axis, d), group in points.groupby(["axis", "d"], sort=True):
         if axis not in cell.axes:
             continue
         regime = group[group.in_regime]
-        used = regime[regime.edge == ""]
+        used = regime[(regime.edge == "") & (regime.pre_asymptotic == "")]
         fixed = group.eps.iloc[0] if axis == "N" else group.N.iloc[0]
         law_h = (_law_exponent(cell, axis, float(used[axis].min()), float(used[axis].max()), fixed, beta,
                                int(d), p) if len(used) >= 2 else np.nan)
         h_slope = (float(np.polyfit(np.log(used[axis]), np.log(used.h_est_star), 1)[0])
                    if len(used) >= 2 else np.nan)
-        for quantity, mean, se, subset in (("M", "M", "M_se", used), ("S", "S", "S_se", regime),
-                                           ("law_tied", "law_tied", "law_tied_se", regime)):
-            subset = subset[(subset[mean] > 0) & (subset[se] > 0)]  # a zero risk has no logarithm
-            fitted = (fit_slope(subset[axis], subset[mean], subset[se])
-                      if len(subset) >= spec.min_points else None)
+        for quantity, se, tuning in QUANTITIES:
+            subset = used if quantity == "M" else regime
+            subset = subset[(subset[quantity] > 0) & ((subset[se] > 0) | exact)]  # log of a zero risk: none
+            whole = (local_slope(subset[axis], subset[quantity], subset[se], exact)
+                     if len(subset) >= max(spec.min_points, 3) else None)
+            wins = window_fits(subset, axis, quantity, se, exact, decades=decades)
+            deep = wins[wins.deepest].iloc[0] if wins.deepest.any() else None
+            prev = wins[wins.previous].iloc[0] if wins.previous.any() else None
+            ruled = _ruled_out(axis, group, regime, quantity == "M")
+            base = {"cell": cell.name, "axis": axis, "d": int(d), "tol": tol, "window_decades": decades,
+                    "entries": "exact" if exact else f"Monte Carlo ({int(group.replicates.max())} replicates)",
+                    "ci_method": wins.ci_method.iloc[0] if len(wins) else (whole or {}).get("ci_method", "")}
             for rank, exponent in enumerate(cell.statements(axis)):
                 theory = exponent.slope(beta, gamma, int(d), p)
-                row = {"cell": cell.name, "quantity": quantity, "axis": axis, "d": int(d),
-                       "statement": exponent.statement, "primary": rank == 0, "theory": theory,
-                       "theory_formula": exponent.formula, "theory_source": exponent.source, "tol": tol,
+                row = {**base, "quantity": quantity, "statement": exponent.statement, "primary": rank == 0,
+                       "theory": theory, "theory_formula": exponent.formula, "theory_source": exponent.source,
                        "points": len(subset), "points_in_regime": len(regime),
                        "points_edge": int((regime.edge != "").sum()),
-                       "tuning": TUNING_LABEL if quantity == "M" else
-                       ("the law's" if quantity == "S" else "the law's, on the law's instance"),
+                       "points_pre_asymptotic": int(((regime.edge == "") & (regime.pre_asymptotic != "")).sum()),
+                       "tuning": tuning, "windows": len(wins),
                        "h_est_slope": h_slope if quantity == "M" else np.nan,
-                       "law_h_exponent": law_h if quantity == "M" else np.nan}
-                if fitted is None:
-                    row.update(slope=np.nan, se=np.nan, ci_low=np.nan, ci_high=np.nan, birge=np.nan,
-                               intercept=np.nan, verdict="inconclusive",
-                               reason=f"too few points ({len(subset)} < {spec.min_points}): "
-                                      + _edge_reason(regime))
-                else:
-                    row.update(fitted)
-                    row["verdict"] = verdict(fitted["ci_low"], fitted["ci_high"], theory, tol)
-                    row["reason"] = _reason(row, fitted, tol, subset if quantity == "M" else None)
+                       "law_h_exponent": law_h if quantity == "M" else np.nan,
+                       **_whole(whole, theory, tol), **_window_fields("deep", deep), **_window_fields("prev", prev)}
+                row["verdict"] = window_verdict(deep, prev, theory, tol)
+                row["reason"] = verdict_reason(row["verdict"], deep, prev, theory, tol, axis, exact, ruled, decades)
+                if quantity == "M" and deep is not None and row["verdict"] in ("inconsistent", "pre-asymptotic"):
+                    row["reason"] += "; " + _optima_in(axis, subset, deep)
                 row["h_est_ok"] = (bool(abs(h_slope - law_h) <= H_TOL)
                                    if quantity == "M" and np.isfinite(h_slope) else None)
                 rows.append(row)
-    return pd.DataFrame(rows)
+            primary_theory = cell.statements(axis)[0].slope(beta, gamma, int(d), p)
+            for _, w in wins.iterrows():
+                window_rows.append({**base, "quantity": f"{quantity}_window", "statement": "", "primary": False,
+                                    "theory": primary_theory, "tuning": tuning, **w.to_dict()})
+    fits = pd.DataFrame(rows + window_rows)
+    for column in WINDOW_COLUMNS:  # a run without any window still has the columns (figures, table)
+        if column not in fits:
+            fits[column] = np.nan
+    for flag in ("deepest", "previous"):
+        fits[flag] = fits[flag].eq(True)  # False on the statement rows
+    return fits
 
 
-def _edge_reason(regime: pd.DataFrame) -> str:
-    flagged = regime[regime.edge != ""]
-    if not len(flagged):
-        return "too few grid points in the theorem's regime"
-    return "optimum on a grid edge at " + ", ".join(
-        f"{'N' if r.axis == 'N' else 'eps'}={r.N if r.axis == 'N' else r.eps:.3g} ({r.edge})"
-        for _, r in flagged.iterrows())
+def _whole(whole: dict | None, theory: float, tol: float) -> dict:
+    """The whole-range fit's columns (extra information: it mixes the pre-asymptotic start in)."""
+    if whole is None:
+        return {"slope": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan, "intercept": np.nan,
+                "birge": np.nan, "whole_verdict": "too few points"}
+    return {k: whole[k] for k in ("slope", "se", "ci_low", "ci_high", "intercept", "birge")} | {
+        "whole_verdict": verdict(whole["ci_low"], whole["ci_high"], theory, tol)}
 
 
-def _reason(row: dict, fitted: dict, tol: float, used: pd.DataFrame | None = None) -> str:
-    if row["verdict"] == "consistent":
-        return ""
-    if row["verdict"].startswith("inconsistent") and used is not None and len(used):
-        lo, hi = int(used.G_inst_star.min()), int(used.G_inst_star.max())
-        est_lo, est_hi = used.opt_tuning.min(), used.opt_tuning.max()
-        where = (f"the worst instance stays coarse (G*_inst {lo}-{hi}) while the oracle tuning moves "
-                 f"({used.tuning_parameter.iloc[0]}* {est_lo:g}-{est_hi:g})")
-        if hi <= 8:
-            return (where + ": coarse bumps, whose edges carry the margin term, dominate over the "
-                    "whole range; pre-asymptotic in this grid (larger N, or G_max, to leave it)")
-        return where + ": not explained by the grid; see heatmap.png"
-    width = fitted["ci_high"] - fitted["ci_low"]
-    if row["verdict"] == "inconclusive":
-        if width > 2 * tol:
-            return f"CI width {width:.3f} > 2·tol: Monte-Carlo noise of the selection (more law_free.reps)"
-        return (f"CI [{fitted['ci_low']:.3f}, {fitted['ci_high']:.3f}] straddles theory ± tol: "
-                "pre-asymptotic (the fitted range is short or curved)")
-    return ""
-
-
-# --------------------------------------------------------------------------- outputs
-
-
-def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str) -> None:
-    """M, S and the law-tied value against the axis, one panel per (axis, d)."""
-    groups = list(points.groupby(["axis", "d"], sort=True))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
-    styles = {"M": ("o", "C0", "M = min max (oracle tuning)"), "S": ("s", "C1", "S = max at the law's tuning"),
-              "law_tied": ("^", "C2", "law-tied")}
-    for ax, ((axis, d), group) in zip(axes[0], groups):
-        x = group[axis].to_numpy(float)
-        edge = (group.edge != "").to_numpy()
-        for quantity, (marker, color, label) in styles.items():
-            y, se = group[quantity].to_numpy(), group[quantity + "_se" if quantity != "law_tied"
-                                                      else "law_tied_se"].to_numpy()
-            fit = fits[(fits.axis == axis) & (fits.d == d) & (fits.quantity == quantity) & fits.primary]
-            text = ""
-            if len(fit) and np.isfinite(fit.slope.iloc[0]):
-                f = fit.iloc[0]
-                text = f" {f.slope:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}]"
-            ax.errorbar(x[~edge], y[~edge], yerr=1.96 * se[~edge], fmt=marker, color=color, capsize=3,
-                        label=label + text)
-            if edge.any():
-                ax.errorbar(x[edge], y[edge], yerr=1.96 * se[edge], fmt=marker, mfc="none", color=color,
-                            capsize=3, alpha=0.6)
-        fit = fits[(fits.axis == axis) & (fits.d == d) & (fits.quantity == "M") & fits.primary]
-        if len(fit) and np.isfinite(fit.slope.iloc[0]):
-            f = fit.iloc[0]
-            xs = np.geomspace(x.min(), x.max(), 20)
-            centre = np.sqrt(x.min() * x.max())
-            anchor = np.exp(f.intercept) * centre ** f.slope
-            ax.plot(xs, anchor * (xs / centre) ** f.theory, "k--", alpha=0.6,
-                    label=f"Table I {f.theory:.3f} [{f.verdict}]")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("N" if axis == "N" else "ε")
-        ax.set_ylabel("excess risk")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
-        ax.set_title(f"{title} law-free, d={d} (hollow: optimum on a grid edge)", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
-    """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked."""
-    rows = sorted(points.d.unique())
-    ncols = int(points.groupby("d").size().max())
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(2.6 * ncols, 2.5 * len(rows)), squeeze=False)
-    for a in axes.ravel():
-        a.set_visible(False)
-    for ri, d in enumerate(rows):
-        for ci, (_, pt) in enumerate(points[points.d == d].iterrows()):
-            part = trials[(trials.axis == pt.axis) & (trials.d == d) & (trials.N == pt.N)
-                          & (np.isclose(trials.eps, pt.eps))]
-            mats = point_matrices(part, tune_col)
-            T = -1.0 if not np.isfinite(pt.opt_T) else pt.opt_T
-            cols = [j for j, (_, c) in enumerate(mats["tunes"]) if np.isclose(c, T)]
-            mean = mats["R"].mean(axis=0)[:, cols]
-            tune = np.array([mats["tunes"][j][0] for j in cols], dtype=float)
-            ax = axes[ri, ci]
-            ax.set_visible(True)
-            image = ax.pcolormesh(np.arange(len(tune) + 1), np.arange(len(mats["insts"]) + 1),
-                                  np.log10(np.maximum(mean, 1e-300)), shading="flat", cmap="viridis")
-            worst = np.argmax(mean, axis=0)
-            ax.plot(np.arange(len(tune)) + 0.5, worst + 0.5, "w.-", lw=0.8, ms=3)
-            j = int(np.argmin(mean.max(axis=0)))
-            ax.plot(j + 0.5, worst[j] + 0.5, "r*", ms=9)
-            step = max(1, len(tune) // 5)
-            ax.set_xticks(np.arange(0, len(tune), step) + 0.5, [f"{v:g}" for v in tune[::step]], fontsize=5)
-            step_i = max(1, len(mats["insts"]) // 5)
-            ax.set_yticks(np.arange(0, len(mats["insts"]), step_i) + 0.5,
-                          [str(v) for v in mats["insts"][::step_i]], fontsize=5)
-            ax.set_xlabel(f"{mats['tune_col']} (oracle)", fontsize=6)
-            ax.set_ylabel("G_inst", fontsize=6)
-            label = f"N={pt.N:.2g}" if pt.axis == "N" else f"ε={pt.eps:.2g}"
-            ax.set_title(f"d={d} {label}", fontsize=7)
-            fig.colorbar(image, ax=ax, shrink=0.7).ax.tick_params(labelsize=5)
-    fig.suptitle(f"{title}: log10 R (white: worst instance per tuning; red star: minimax)", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+def _window_fields(prefix: str, win) -> dict:
+    """``deep_window_lo`` … ``prev_ci_high``: one window's ends, points, slope and CI (NaN: none)."""
+    keys = ("window_lo", "window_hi", "points", "slope", "ci_low", "ci_high")
+    return {f"{prefix}_{k}": (np.nan if win is None else win[k]) for k in keys}
 
 
 def write_law_free(spec, trials: pd.DataFrame, points: pd.DataFrame, fits: pd.DataFrame, out: Path) -> None:
-    """fit.csv, points.csv, heatmap.png and rate.png of one cell (per-trial rows stay in the store)."""
+    """fit.csv, points.csv, heatmap.png, rate.png and convergence.png of one cell (trials stay in the store)."""
     atomic_write(out / "points.csv", lambda p: points.to_csv(p, index=False))
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
     atomic_write(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, spec.name))
     atomic_write(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name, spec.estimator.tuning))
-
-
-TABLE_COLUMNS = ["cell", "axis", "d", "theory", "M_slope", "M_ci_low", "M_ci_high", "verdict", "reason",
-                 "points", "points_in_regime", "S_slope", "S_verdict", "law_tied_slope", "law_tied_verdict",
-                 "h_est_slope", "law_h_exponent", "h_est_ok", "theorem7_verdict", "tuning"]
-
-
-def minimax_table(base: Path) -> pd.DataFrame:
-    """One row per (cell, axis, d) from results/minimax/<cell>/fit.csv."""
-    rows = []
-    for fit_csv in sorted(base.glob("*/fit.csv")):
-        fits = pd.read_csv(fit_csv)
-        for (cell, axis, d), group in fits.groupby(["cell", "axis", "d"], sort=True):
-            prim = group[group.primary.astype(bool)].set_index("quantity")
-            m = prim.loc["M"]
-            t7 = group[(group.quantity == "M") & (group.statement == "Theorem 7")]
-            rows.append({"cell": cell, "axis": axis, "d": int(d), "theory": m.theory,
-                         "M_slope": m.slope, "M_ci_low": m.ci_low, "M_ci_high": m.ci_high,
-                         "verdict": m.verdict, "reason": "" if pd.isna(m.reason) else m.reason,
-                         "points": int(m.points), "points_in_regime": int(m.points_in_regime),
-                         "S_slope": prim.loc["S"].slope, "S_verdict": prim.loc["S"].verdict,
-                         "law_tied_slope": prim.loc["law_tied"].slope,
-                         "law_tied_verdict": prim.loc["law_tied"].verdict,
-                         "h_est_slope": m.h_est_slope, "law_h_exponent": m.law_h_exponent,
-                         "h_est_ok": m.h_est_ok, "tuning": m.tuning,
-                         "theorem7_verdict": t7.verdict.iloc[0] if len(t7) else ""})
-    order = {name: i for i, name in enumerate(CELLS)}
-    table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
-    return table.sort_values(["cell", "axis", "d"], key=lambda s: s.map(order) if s.name == "cell" else s)
-
-
-def _f(x, digits=3):
-    return "—" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{digits}f}"
-
-
-def write_minimax_table(base: Path) -> pd.DataFrame:
-    """results/minimax/table.csv and table.md from every cell's fit.csv."""
-    table = minimax_table(base)
-    atomic_write(base / "table.csv", lambda p: table.to_csv(p, index=False))
-    lines = ["# Table I, law-free (SPEC §5a)", "",
-             "Worst admitted instance × **oracle tuning** (best G_est / k / T on fixed geometric grids; "
-             "no exponent of the theory in either grid). M = min over tunings of max over instances, "
-             "cross-fitted on even/odd replicates; points whose optimum lies on a grid edge are left out. "
-             "S = worst case at the law's tuning; law-tied = the law's own instance and tuning.", "",
-             "| cell | axis | d | Table I | M slope [95% CI] | verdict | S slope | law-tied slope | "
-             "h*_est slope (law) | Theorem 7 | note |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        h = f"{_f(r.h_est_slope, 2)} ({_f(r.law_h_exponent, 2)})"
-        lines.append(f"| {r.cell} | {r.axis} | {r.d} | {_f(r.theory)} | {_f(r.M_slope)} "
-                     f"[{_f(r.M_ci_low)}, {_f(r.M_ci_high)}] | {r.verdict} | {_f(r.S_slope)} | "
-                     f"{_f(r.law_tied_slope)} | {h} | {r.theorem7_verdict or ''} | {r.reason or ''} |")
-    counts = table.verdict.value_counts().to_dict()
-    lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())), ""]
-    atomic_write(base / "table.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-    return table
+    atomic_write(out / "convergence.png", lambda p: plot_convergence(fits, p, spec.name))

@@ -1,0 +1,239 @@
+"""Law-free analysis (issue 20, items 2 and 3): pre-asymptotic points, window slopes, the deepest-window verdict.
+
+Every test builds its points table (or its trials) directly: no runs.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labeldp_sim.table1.estimators import CubeMean, KNNMean
+from labeldp_sim.table1.minimax_fit import (_optima, _pre_asymptotic, fit_law_free, point_matrices,
+                                            point_values)
+from labeldp_sim.table1.minimax_plots import plot_convergence
+from labeldp_sim.table1.minimax_table import write_minimax_table
+from labeldp_sim.table1.minimax_windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
+from labeldp_sim.table1.theory import CELLS
+
+TOL = 0.05
+
+
+def _spec(cell: str, exact: bool = True):
+    dist = SimpleNamespace(beta=1.0, gamma=1.0, p=float("nan"))
+    return SimpleNamespace(cell=CELLS[cell], tol=TOL, min_points=3, exact=exact,
+                           exp=SimpleNamespace(distributions={1: dist}))
+
+
+def _discreteness(log_x: np.ndarray, amplitude: float) -> np.ndarray:
+    """Log-excess of a min over a geometric tuning grid: quadratic in the optimum's distance to the
+    nearest grid value, which comes round once per octave of x (h* ~ x^(-1/3), 3 grid values per octave)."""
+    phase = (log_x / np.log(2)) % 1.0
+    return amplitude * (phase - 0.5) ** 2
+
+
+def _points(x, M, axis="N", h_exponent=-1 / 3, pre=None, se=None):
+    """A points table of one (axis, d = 1) row as :func:`~.minimax_fit.analyse` writes it."""
+    x, M = np.asarray(x, float), np.asarray(M, float)
+    n = len(x)
+    se = np.zeros(n) if se is None else np.asarray(se, float)
+    return pd.DataFrame({
+        "cell": "c", "axis": axis, "d": 1, "N": x if axis == "N" else 1e12, "eps": x if axis == "eps" else 1.0,
+        "in_regime": True, "M": M, "M_se": se, "S": 1.3 * M, "S_se": 1.3 * se, "law_tied": 1.2 * M,
+        "law_tied_se": 1.2 * se, "h_est_star": x ** h_exponent, "replicates": 1 if not se.any() else 16,
+        "edge": "", "pre_asymptotic": [""] * n if pre is None else pre, "G_inst_star": 8,
+        "opt_tuning": 16, "tuning_parameter": "G_est", "admission": "22/22 grid scales admitted"})
+
+
+def _row(fits, quantity="M", statement=None):
+    rows = fits[(fits.quantity == quantity) & (fits.primary if statement is None else fits.statement == statement)]
+    return rows.iloc[0]
+
+
+N_GRID = np.logspace(2, 9, 71)  # ten points per decade
+
+
+def test_exact_power_law_with_discreteness_is_consistent_and_narrow():
+    M = N_GRID ** (-2 / 3) * np.exp(_discreteness(np.log(N_GRID), 0.16))
+    fits = fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate"))
+    m = _row(fits)
+    assert m.verdict == "consistent", m.reason
+    assert (m.deep_ci_high - m.deep_ci_low) / 2 <= 0.02
+    assert m.deep_ci_low <= -2 / 3 <= m.deep_ci_high
+    assert m.deep_window_hi == pytest.approx(N_GRID[-1]) and m.prev_window_hi <= 10 ** 8.5 * 1.001
+    assert m.ci_method == CI_EXACT and m.entries == "exact"
+    windows = fits[fits.quantity == "M_window"]
+    assert windows.deepest.sum() == 1 and windows.previous.sum() == 1 and len(windows) == 61
+    assert np.allclose(windows.span_decades, 1.0)
+
+
+def test_drifting_local_slope_is_pre_asymptotic_with_both_numbers():
+    """A sum of two powers: the local slope still moves from -1 towards -2/3 at the deep end."""
+    M = N_GRID ** (-2 / 3) + 30 * N_GRID ** -1.0
+    fits = fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate"))
+    m = _row(fits)
+    assert m.verdict == "pre-asymptotic"
+    half = lambda lo, hi: (hi - lo) / 2  # noqa: E731
+    assert abs(m.deep_slope - m.prev_slope) > np.hypot(half(m.deep_ci_low, m.deep_ci_high),
+                                                      half(m.prev_ci_low, m.prev_ci_high))
+    assert m.prev_slope < m.deep_slope < -2 / 3  # the shallower window is further from -2/3
+    assert f"{m.deep_slope:.3f}" in m.reason and f"{m.prev_slope:.3f}" in m.reason
+
+
+def test_persistent_wrong_exponent_is_inconsistent_and_says_what_was_ruled_out():
+    M = N_GRID ** -0.5 * np.exp(_discreteness(np.log(N_GRID), 0.16))
+    pre = ["oracle tuning trivial (G_est*=1)"] * 5 + [""] * (len(N_GRID) - 5)
+    fits = fit_law_free(_points(N_GRID, M, pre=pre), _spec("reg_nonprivate"))
+    m = _row(fits)
+    assert m.verdict == "inconsistent" and m.deep_ci_low > -2 / 3 + TOL
+    assert m.deep_ci_low <= m.prev_slope <= m.deep_ci_high
+    for ruled in ("range:", "grid edges:", "pre-asymptotic: 5 points", "class admission:", "deepest", "previous"):
+        assert ruled in m.reason
+    assert m.points == len(N_GRID) - 5 and m.points_pre_asymptotic == 5
+
+
+def test_eps_axis_adjudicates_both_statements_on_the_deepest_window():
+    """reg_label_cdp at d = 1: Table I's -1 consistent, Theorem 7's -2/3 rejected by the same rule."""
+    eps = np.logspace(-9, -4, 51)
+    M = eps ** -1.0 * np.exp(_discreteness(np.log(eps), 0.16))
+    fits = fit_law_free(_points(eps, M, axis="eps", h_exponent=-0.5), _spec("reg_label_cdp"))
+    assert _row(fits).verdict == "consistent"
+    assert _row(fits, statement="Theorem 7").verdict == "inconsistent"
+    assert _row(fits).deep_window_hi == pytest.approx(eps[-1])  # finest h: the largest ε
+
+
+def test_pre_asymptotic_points_are_left_out_of_every_window():
+    M = N_GRID ** (-2 / 3) * np.exp(_discreteness(np.log(N_GRID), 0.16))
+    M[:20] = 0.3  # flat start: the trivial estimator (or a coarsest-scale worst case) would bend the fit
+    pre = ["worst instance at the coarsest admitted scale (G*_inst=11)"] * 20 + [""] * (len(N_GRID) - 20)
+    fits = fit_law_free(_points(N_GRID, M, pre=pre), _spec("reg_nonprivate"))
+    assert _row(fits).verdict == "consistent"
+    assert fits[fits.quantity == "M_window"].window_lo.min() == pytest.approx(N_GRID[20])
+    unflagged = fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate"))
+    first = lambda f: f[f.quantity == "M_window"].window_lo.min()  # noqa: E731
+    assert first(fits) > first(unflagged)
+
+
+def _trials(R, law, tied, insts, tunes):
+    """One point's exact trials (replicate 0) from a matrix R[i, t], the law column and the law-tied entry."""
+    rows = []
+    for i, G in enumerate(insts):
+        for j, g in enumerate(tunes):
+            rows.append({"instance": "grid", "admitted": True, "tuning": "oracle", "G_inst": G, "G_est": g,
+                         "T": np.nan, "replicate": 0, "excess_risk": R[i, j]})
+        rows.append({"instance": "grid", "admitted": True, "tuning": "law", "G_inst": G, "G_est": 8,
+                     "T": np.nan, "replicate": 0, "excess_risk": law[i]})
+    rows.append({"instance": "law", "admitted": True, "tuning": "law", "G_inst": 8, "G_est": 8, "T": np.nan,
+                 "replicate": 0, "excess_risk": tied})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("coarse_worst", [False, True])
+def test_exact_point_values_and_flags(coarse_worst):
+    insts, tunes = [2, 3, 4, 6, 8], [1, 2, 3, 4, 6, 8, 11, 16]
+    t = np.log(np.array(tunes, float))
+    R = 0.1 + (t[None, :] - np.log(4)) ** 2 + 0.01 * np.arange(len(insts))[:, None]
+    if coarse_worst:
+        R[0] += 0.5
+    mats = point_matrices(_trials(R, R[:, 3], 0.7, insts, tunes), "G_est")
+    mats["tune_cap"] = True
+    values = point_values(mats, exact=True)
+    assert values["M"] == pytest.approx(R.max(axis=0).min(), rel=1e-15)
+    assert values["S"] == pytest.approx(R[:, 3].max()) and values["law_tied"] == 0.7
+    assert values["M_se"] == values["S_se"] == values["law_tied_se"] == 0.0
+    opt = _optima(mats)
+    assert opt["tune"] == 4 and opt["G_inst"] == (2 if coarse_worst else 8)
+    reason = _pre_asymptotic(CubeMean(), opt, mats, 10 ** 6)
+    assert ("coarsest admitted scale" in reason) == coarse_worst and "trivial" not in reason
+
+
+def test_trivial_tuning_is_one_cube_or_every_sample():
+    assert CubeMean().trivial_tuning(1, 10 ** 6) and not CubeMean().trivial_tuning(2, 10 ** 6)
+    assert KNNMean().trivial_tuning(1000, 1000) and not KNNMean().trivial_tuning(999, 1000)
+    mats = {"tune_col": "G_est", "insts": np.array([1, 2, 3])}
+    opt = {"tune": 1, "inst_flat_hi": 3}
+    assert _pre_asymptotic(CubeMean(), opt, mats, 10 ** 4) == "oracle tuning trivial (G_est*=1)"
+
+
+def test_windows_are_maximal_one_decade_runs():
+    lx = np.array([0.0, 0.3, 0.6, 0.9, 1.0, 1.2, 1.6, 2.0, 2.05, 3.5])
+    runs = _runs(lx, 1.0, 4)
+    # (3, 7) lies inside (2, 7) and (6, 9) inside (5, 9): not maximal; (9, 10) has one point
+    assert [(r.start, r.stop) for r in runs] == [(0, 5), (1, 6), (2, 7), (4, 8), (5, 9)]
+    for r in runs:
+        assert lx[r.stop - 1] - lx[r.start] <= 1.0 + 1e-9 and r.stop - r.start >= 4
+
+
+def test_ols_ci_is_the_t_interval_of_the_residuals():
+    x = np.logspace(0, 1, 6)
+    jitter = np.array([0.01, -0.02, 0.015, 0.0, -0.01, 0.005])
+    fit = ols_slope(x, x ** -0.7 * np.exp(jitter), rel_error=0.0)
+    lx, ly = np.log(x), -0.7 * np.log(x) + jitter
+    b, a = np.polyfit(lx, ly, 1)
+    r = ly - a - b * lx
+    s = np.sqrt(np.sum(r ** 2) / 4 / np.sum((lx - lx.mean()) ** 2))
+    rho = np.clip(np.sum(r[1:] * r[:-1]) / np.sum(r ** 2), 0, 0.9)
+    assert fit["slope"] == pytest.approx(b, rel=1e-12) and fit["rho"] == pytest.approx(rho, abs=1e-12)
+    assert fit["ci_high"] - fit["slope"] == pytest.approx(2.7764451 * s * np.sqrt((1 + rho) / (1 - rho)),
+                                                          rel=1e-6)  # t(0.975, 4)
+
+
+def test_monte_carlo_windows_use_the_weighted_fit():
+    rng = np.random.default_rng(4)
+    M = N_GRID ** (-2 / 3)
+    se = 0.01 * M
+    frame = _points(N_GRID, M * (1 + se / M * rng.standard_normal(len(M))), se=se)
+    wins = window_fits(frame, "N", "M", "M_se", exact=False)
+    assert (wins.ci_method == CI_MONTE_CARLO).all()
+    inside = (wins.ci_low <= -2 / 3) & (-2 / 3 <= wins.ci_high)
+    assert inside.mean() >= 0.8  # 95% intervals, overlapping windows
+    fits = fit_law_free(frame, _spec("reg_nonprivate", exact=False))
+    assert _row(fits).entries.startswith("Monte Carlo") and _row(fits).verdict in ("consistent", "inconclusive",
+                                                                                   "pre-asymptotic")
+
+
+def test_table_and_convergence_diagram_take_the_deepest_window(tmp_path):
+    M = N_GRID ** (-2 / 3) * np.exp(_discreteness(np.log(N_GRID), 0.16))
+    fits = fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate"))
+    (tmp_path / "reg_nonprivate").mkdir()
+    fits.to_csv(tmp_path / "reg_nonprivate" / "fit.csv", index=False)
+    table = write_minimax_table(tmp_path)
+    row, m = table.iloc[0], _row(fits)
+    assert row.verdict == "consistent" and row.M_slope == pytest.approx(m.deep_slope)
+    assert row.prev_slope == pytest.approx(m.prev_slope) and row.whole_slope == pytest.approx(m.slope)
+    text = (tmp_path / "table.md").read_text()
+    assert "residual standard error" in text and "Decisive with a CI half-width ≤ 0.02: 1 of 1" in text
+    plot_convergence(fits, tmp_path / "convergence.png", "reg_nonprivate")
+    assert (tmp_path / "convergence.png").stat().st_size > 10_000
+
+
+def test_table1_law_free_column_is_the_deepest_window(tmp_path):
+    from labeldp_sim.table1.report import write_table1
+
+    eps = np.logspace(-9, -4, 51)
+    M = eps ** -1.0 * np.exp(_discreteness(np.log(eps), 0.16))
+    fits = fit_law_free(_points(eps, M, axis="eps", h_exponent=-0.5), _spec("reg_label_cdp"))
+    (tmp_path / "minimax" / "reg_label_cdp").mkdir(parents=True)
+    fits.to_csv(tmp_path / "minimax" / "reg_label_cdp" / "fit.csv", index=False)
+    write_minimax_table(tmp_path / "minimax")
+    cell = CELLS["reg_label_cdp"]
+    tied = pd.DataFrame([{"experiment": "reg_label_cdp", "cell": "reg_label_cdp", "axis": "eps", "d": 1,
+                          "fixed": "N=1e+14", "statement": e.statement, "primary": k == 0,
+                          "theory": e.slope(1.0, 1.0, 1), "theory_formula": e.formula,
+                          "theory_source": e.source, "slope": -1.0, "se": 0.01, "ci_low": -1.02, "ci_high": -0.98,
+                          "tol": TOL, "verdict": "consistent" if k == 0 else "inconsistent", "points": 5,
+                          "x_min": 1e-9, "x_max": 1e-5} for k, e in enumerate(cell.statements("eps"))])
+    (tmp_path / "reg_label_cdp").mkdir()
+    tied.to_csv(tmp_path / "reg_label_cdp" / "fit.csv", index=False)
+    table = write_table1(tmp_path)
+    rows = table[table.cell == "reg_label_cdp"].set_index("statement")
+    m = _row(fits)
+    assert rows.loc["Table I / Theorem 8"].law_free_slope == pytest.approx(m.deep_slope)
+    assert rows.loc["Table I / Theorem 8"].law_free_window_hi == pytest.approx(eps[-1])
+    assert rows.loc["Table I / Theorem 8"].law_free_verdict == "consistent"
+    assert rows.loc["Theorem 7"].law_free_verdict == "inconsistent"
+    text = (tmp_path / "table1.md").read_text()
+    assert "deepest" in text and "(ε 1e-05–0.0001)" in text
