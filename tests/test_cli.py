@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = ["grid.reps=15", "grid.d=[1,2]", "runner.n_jobs=1", "runner.progress=false"]
+SMALL = ["grid.reps=15", "grid.d=[1,2]", "runner.n_jobs=1", "runner.progress=false", "runner.path=sufficient"]
 
 
 def _run(args, tmp_path, command=None):
@@ -91,7 +91,7 @@ def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
     three chunks kept (the signal is held to the commit) and counted exactly, and the same
     command resumes from them.  tests/test_interrupts.py sends it at 25 other instants."""
     instant = "store.in_transaction:3"
-    args = ["experiment=cls_label_cdp", "grid.reps=60", "grid.d=[1]", "runner.n_jobs=2",
+    args = ["experiment=cls_label_cdp", "grid.reps=60", "grid.d=[1]", "runner.n_jobs=2", "runner.path=sufficient",
             "runner.chunk=20", "runner.progress=false", f"paths.results_dir={tmp_path}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LABELDP_SIM_TEST_SIGNAL": instant}
     proc = subprocess.run([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,

@@ -395,9 +395,14 @@ def test_less_than_one_bump_is_flagged_not_clamped(make_cfg, results):
 
 
 def test_reps_per_d_null_clears_the_grid_mapping(make_cfg, results):
-    exp = validate_job(make_cfg(["experiment=reg_nonprivate", f"paths.results_dir={results}"]))
+    # Monte Carlo (runner.path=sufficient): the exact path has one entry per point whatever grid.reps says
+    exp = validate_job(make_cfg(["experiment=reg_nonprivate", "runner.path=sufficient", f"paths.results_dir={results}"]))
     assert exp.reps_per_d == {} and {exp.replicates(pt) for pt in exp.points} == {100}
-    cleared = validate_job(make_cfg([LDP, "grid.reps_per_d=null", f"paths.results_dir={results}"]))
+    exact = validate_job(make_cfg(["experiment=reg_nonprivate", f"paths.results_dir={results}"]))
+    assert {exact.trial_path(pt) for pt in exact.points} == {"exact"}
+    assert {exact.replicates(pt) for pt in exact.points} == {1}
+    cleared = validate_job(make_cfg([LDP, "grid.reps_per_d=null", "runner.path=sufficient",
+                                     f"paths.results_dir={results}"]))
     assert cleared.reps_per_d == {} and {cleared.replicates(pt) for pt in cleared.points} == {2000}
     kept = validate_job(make_cfg([LDP, f"paths.results_dir={results}"]))
     assert kept.reps_per_d == {3: 500}
@@ -500,8 +505,9 @@ def test_table1_memory_estimates_are_lower_bounds(make_cfg, results):
 
     for overrides in ([LDP, "distribution.K=40", "runner.path=per_sample", "grid.sweeps.N.values=[50000]",
                        "~grid.sweeps.eps"],
-                      [LDP, "distribution.K=2000", "grid.sweeps.N.values=[1000000000]", "~grid.sweeps.eps"],
-                      ["experiment=reg_nonprivate", "grid.sweeps.N.values=[100000000]"]):
+                      [LDP, "distribution.K=2000", "grid.sweeps.N.values=[1000000000]", "~grid.sweeps.eps",
+                       "runner.path=sufficient"],
+                      ["experiment=reg_nonprivate", "grid.sweeps.N.values=[100000000]", "runner.path=sufficient"]):
         exp = validate_job(make_cfg([*overrides, "grid.d=[2]", f"paths.results_dir={results}"]))
         pt = exp.points[0]
         tracemalloc.start()
@@ -515,7 +521,9 @@ def test_table1_memory_estimates_are_lower_bounds(make_cfg, results):
 
 
 def test_reps_per_d_merges_a_new_d_and_a_dotted_key_wins(make_cfg, results):
-    exp = validate_job(make_cfg([LDP, "grid.reps_per_d={1: 300}", f"paths.results_dir={results}"]))
+    # Monte Carlo (runner.path=sufficient): the exact path has one entry per point
+    exp = validate_job(make_cfg([LDP, "grid.reps_per_d={1: 300}", "runner.path=sufficient",
+                                 f"paths.results_dir={results}"]))
     assert exp.reps_per_d == {1: 300, 3: 500}
     assert {pt.d: exp.replicates(pt) for pt in exp.points} == {1: 300, 2: 2000, 3: 500}
     # Hydra writes a dotted key as the string '3', beside the grid file's integer 3
@@ -542,7 +550,8 @@ def test_law_free_points_are_blamed_on_law_free_keys(make_cfg, results):
         assert err.key == "law_free.sweeps.eps.values", mode
     err = _job_error(make_cfg, results, "experiment=reg_label_ldp", "mode=law_free", "law_free.sweeps.N.values=[1]")
     assert err.key == "law_free.sweeps.N.values" and "N >= 3" in err.allowed
-    err = _job_error(make_cfg, results, LDP, "mode=law_free", "law_free.G_max={1: 1000000000000}")
+    err = _job_error(make_cfg, results, LDP, "mode=law_free", "law_free.G_max={1: 1000000000000}",
+                     "runner.path=sufficient")
     assert err.key == "law_free.G_max" and "the limit is" in err.allowed
 
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ENV.pop(interrupts.ENV_HOOK, None)
 RUN = ["experiment=cls_label_cdp", "grid.reps=6", "grid.d=[1]", "runner.n_jobs=1", "runner.chunk=5",
-       "runner.progress=false"]
+       "runner.progress=false", "runner.path=sufficient"]
 TABLE = "rate_trials_v1"
 
 

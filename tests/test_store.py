@@ -104,7 +104,7 @@ def _stored(results) -> pd.DataFrame:
 
 
 KILL_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=100", "runner.chunk=10",
-             "runner.n_jobs=2", "runner.progress=false"]
+             "runner.n_jobs=2", "runner.progress=false", "runner.path=sufficient"]
 
 
 def _killed_at(results, instant: str, n_jobs: int) -> None:
@@ -176,7 +176,7 @@ def test_kill_9_at_random_instants_loses_duplicates_and_alters_nothing(tmp_path,
 
 
 SMALL = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=400", "runner.chunk=20",
-         "runner.n_jobs=1", "runner.progress=false"]
+         "runner.n_jobs=1", "runner.progress=false", "runner.path=sufficient"]
 
 
 def test_the_same_command_twice_at_once_keeps_every_trial_once(tmp_path):
@@ -267,7 +267,8 @@ def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
     env = {**ENV, "PYTHONPATH": str(copy)}
     results = tmp_path / "results"
     args = [sys.executable, "-m", "labeldp_sim", "experiment=cls_label_cdp", "grid.d=[1]",
-            "grid.reps=30", "runner.n_jobs=1", "runner.progress=false", f"paths.results_dir={results}"]
+            "grid.reps=30", "runner.n_jobs=1", "runner.progress=false", "runner.path=sufficient",
+            f"paths.results_dir={results}"]
 
     def run():
         proc = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -292,7 +293,7 @@ def test_a_code_change_recomputes_and_says_what_it_reuses(tmp_path):
 # ------------------------------------------------------------------ a damaged store is refused
 
 DAMAGE_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=6", "runner.n_jobs=1",
-               "runner.progress=false"]
+               "runner.progress=false", "runner.path=sufficient"]
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -185,18 +186,34 @@ def _q(name: str) -> str:
 
 
 def _to_sql(value, column: Column):
+    # math.isnan, not np.isnan: the same test on a scalar, ten times faster (a chunk has 10^5 values)
     if value is None:
         return None
     if column.type == "TEXT":
-        return None if (isinstance(value, float) and np.isnan(value)) else str(value)
+        return None if (isinstance(value, float) and math.isnan(value)) else str(value)
     if column.type in ("INTEGER", "BOOLEAN"):
-        if isinstance(value, (float, np.floating)) and np.isnan(value):
+        if isinstance(value, (float, np.floating)) and math.isnan(value):
             return None
         return int(value)
     value = float(value)
     # SQLite has no NaN (NULL reads back as NaN) and stores -0.0 as 0.0, which the checksum
     # of the record must say too
-    return None if np.isnan(value) else value + 0.0
+    return None if math.isnan(value) else value + 0.0
+
+
+def _column_to_sql(values: pd.Series, column: Column) -> list:
+    """:func:`_to_sql` of a whole column: the same Python values, numeric columns converted at once
+    (a law-free chunk holds 10^5 records; converting each value alone cost most of a write)."""
+    kind = values.dtype.kind
+    if column.type == "REAL" and kind in "fiub":
+        array = values.to_numpy(dtype=float) + 0.0  # -0.0 + 0.0 = 0.0, as SQLite stores it
+        out = array.tolist()
+        for i in np.flatnonzero(np.isnan(array)):
+            out[i] = None
+        return out
+    if column.type in ("INTEGER", "BOOLEAN") and kind in "iub":
+        return values.to_numpy().astype(np.int64).tolist()
+    return [_to_sql(v, column) for v in values.tolist()]
 
 
 class TrialStore:
@@ -375,9 +392,8 @@ class TrialStore:
         missing = [n for n in schema.names if n not in frame]
         if missing:
             raise KeyError(f"{schema.table}: records lack columns {missing}")
-        rows = [tuple(_to_sql(v, c) for v, c in zip(record, schema.columns))
-                for record in frame[schema.names].itertuples(index=False, name=None)]
-        rows = [(*row, _row_sha(row)) for row in rows]
+        columns = [_column_to_sql(frame[name], c) for name, c in zip(schema.names, schema.columns)]
+        rows = [(*row, _row_sha(row)) for row in zip(*columns)]
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         sql = (f"{verb} INTO {_q(schema.name)} ({', '.join(_q(c.sql) for c in schema.columns)}, "
                f"{CHECK_COLUMN}) VALUES ({', '.join('?' * (len(schema.columns) + 1))})")

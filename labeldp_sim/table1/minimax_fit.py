@@ -207,9 +207,9 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = []
     cell, est = spec.cell, spec.estimator
     exact = bool(getattr(spec, "exact", False))
+    by_point = dict(tuple(trials.groupby(["axis", "d", "N_requested", "eps_requested"], sort=False)))
     for pt in spec.exp.points:
-        part = trials[(trials.axis == pt.axis) & (trials.d == pt.d) & (trials.N_requested == pt.N_requested)
-                      & (trials.eps_requested == pt.eps_requested)]
+        part = by_point[(pt.axis, pt.d, pt.N_requested, pt.eps_requested)]
         mats = point_matrices(part, est.tuning)
         mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
         # the clip levels' grid ends (the exact path resolves T between them, so the tunes' own T differ)

@@ -99,13 +99,15 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
     fig, axes = plt.subplots(len(rows), ncols, figsize=(2.6 * ncols, 2.5 * len(rows)), squeeze=False)
     for a in axes.ravel():
         a.set_visible(False)
+    by_point = dict(tuple(trials.groupby(["axis", "d", "N", "eps"], sort=False)))
     for ri, d in enumerate(rows):
         for ci, (_, pt) in enumerate(shown[d].iterrows()):
-            part = trials[(trials.axis == pt.axis) & (trials.d == d) & (trials.N == pt.N)
-                          & (np.isclose(trials.eps, pt.eps))]
+            part = by_point[(pt.axis, d, pt.N, pt.eps)]
             mats = point_matrices(part, tune_col)
             T = -1.0 if not np.isfinite(pt.opt_T) else pt.opt_T
             cols = [j for j, (_, c) in enumerate(mats["tunes"]) if np.isclose(c, T)]
+            if len(cols) < 2:  # the exact path resolves T per tuning: every tuning at its own clip level
+                cols = list(range(len(mats["tunes"])))
             mean = mats["R"].mean(axis=0)[:, cols]
             tune = np.array([mats["tunes"][j][0] for j in cols], dtype=float)
             ax = axes[ri, ci]

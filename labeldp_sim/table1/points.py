@@ -17,6 +17,7 @@ instead of the point being moved (``make_points(..., snapped=False)``).
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,9 +56,9 @@ class Point(core_points.Point):
     k: float = float("nan")
     T: float = float("nan")
 
-    @property
+    @cached_property
     def id(self) -> str:
-        """Stable identity (does not depend on order or on other points)."""
+        """Stable identity (does not depend on order or on other points); computed once (frozen)."""
         return json.dumps({"experiment": self.experiment, "axis": self.axis, "d": self.d,
                            "N": self.N_requested, "eps": self.eps_requested}, sort_keys=True)
 
