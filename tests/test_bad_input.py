@@ -232,10 +232,12 @@ CASES = [
      "userlevel.sweeps.n.values"),
     ("size-classes", [NP, "distribution.K=100000000"], "distribution.K"),
     ("size-rr-matrix", [LDP, "mechanism=rr", "distribution.K=100000000"], "distribution.K"),
-    ("size-grid-reps", [NP, "grid.reps=1000000000000"], "grid.reps"),
+    # Monte Carlo (the exact path has one entry per point, whatever the replicates asked)
+    ("size-grid-reps", [NP, "grid.reps=1000000000000", "runner.path=sufficient"], "grid.reps"),
     ("size-law-free-n_test", ["experiment=reg_label_ldp", "mode=law_free", "law_free.n_test=1099511627776"],
      "law_free.n_test"),
-    ("size-law-free-reps", [LDP, "mode=law_free", "law_free.reps=10000000000"], "law_free.reps"),
+    ("size-law-free-reps", [LDP, "mode=law_free", "law_free.reps=10000000000", "runner.path=sufficient"],
+     "law_free.reps"),
     # --- issue 18: bad inputs that gave tracebacks, passed silently, or blamed the wrong key
     ("mech-cube-mean-on-classification", ["experiment=cls_label_cdp", "mechanism=laplace_cube"], "mechanism"),
     ("mech-joint-laplace-on-classification", ["experiment=cls_full_cdp", "mechanism=joint_laplace"], "mechanism"),

@@ -147,7 +147,8 @@ def test_regression_experiment_writes_statements_and_figures(tmp_path, experimen
         assert set(fits.statement) == {"Table I / Theorem 8", "Theorem 7"}
         assert "Which statement the data support" in (tmp_path / "table1.md").read_text()
     else:
-        assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "sufficient").all()  # marginal law
+        # runner.path=auto: the kNN's exact expected risk (the marginal law integrated, knn_exact.py)
+        assert (trials.p == 3.0).all() and trials.k.notna().all() and (trials.path == "exact").all()
     assert (tmp_path / "exponents_regression.png").stat().st_size > 0
 
 
