@@ -264,7 +264,7 @@ def test_randomized_response_on_a_cube_is_private(make_cfg, tmp_path):
     for mech in ("rr", "none"):
         exp = build_experiment(make_cfg([
             "experiment=cls_label_ldp", f"mechanism={mech}", "grid.d=[1]", "grid.reps=200",
-            "grid.sweeps.N.values=[100000]", "~grid.sweeps.eps", "runner.n_jobs=1",
+            "grid.sweeps.N.values=[100000]", "~grid.sweeps.eps", "runner.n_jobs=1", "runner.path=sufficient",
             "runner.progress=false", f"paths.results_dir={tmp_path}"] + (
             ["cell=cls_nonprivate"] if mech == "none" else [])))
         risks[mech] = run_sweep(exp).excess_risk.to_numpy()

@@ -481,3 +481,21 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
     def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
         """Moments of the plain cube mean S/n (:class:`CubeMeanMoments`): no clip, no noise."""
         return mean_of_n_labels(counts)
+
+    def report_moments(self) -> CubeMeanMoments:
+        """Moments of one report Z = Y (a mean of n = 1, :class:`CubeMeanMoments`): no clip, no noise."""
+        return CubeMeanMoments(None, 1.0, 0.0, 1.0, 0.0)
+
+    def argmax_choice_law(self, N, mass, K=2):
+        """The cube majority vote (13) in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+
+        n_l1 − n_l0 is a sum over the N samples of +1 (in the cube, label 1), −1 (label 0)
+        or 0 (elsewhere): rate P(X ∈ B_l) = ``mass``, gain 1; ties broken uniformly.
+        """
+        from ..core.choice_law import ChoiceLaw  # the step law of the choice (paper-free core)
+        check(int(K) == 2, "K", K, "2 (the exact choice law compares two classes)")
+        return ChoiceLaw(int(N), float(mass), 1.0)
+
+    def argmax_choice_probability(self, N, mass, tilt, K=2):
+        """P(the vote picks the class of larger mass in the cube), tilt = the two classes' mass difference."""
+        return self.argmax_choice_law(N, mass, K).probability(abs(tilt))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.choice_law import ChoiceLaw
+from ..core.errors import check
 from .protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, _require_K, audit_recipe, check_classes,
                         epsilon_parameter)
 
@@ -99,3 +101,17 @@ class RAPPOR(CubeSumMechanism):
         counts = data.label_counts(K)
         n_cell = counts.sum(axis=1, keepdims=True)
         return rng.binomial(counts, self.p) + rng.binomial(n_cell - counts, self.q)
+
+    def argmax_choice_law(self, N, mass, K=2) -> ChoiceLaw:
+        """The argmax of the RAPPOR sums in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+
+        S_l1 − S_l0 = Σ_i (Z_i(1) − Z_i(0)) over the samples in the cube; the two bits are
+        independent, so a label-1 sample moves it by +1 w.p. p(1 − q) = p², by −1 w.p. q²,
+        a label-0 sample the other way: rate μ(p² + q²), gain p² − q² = p − q; ties uniform.
+        """
+        check(int(K) == 2, "K", K, "2 (the exact choice law compares two classes)")
+        return ChoiceLaw(int(N), float(mass) * (self.p ** 2 + self.q ** 2), self.p - self.q)
+
+    def argmax_choice_probability(self, N, mass, tilt, K=2):
+        """P(the argmax picks the class of larger mass in the cube), tilt = the mass difference."""
+        return self.argmax_choice_law(N, mass, K).probability(abs(tilt))

@@ -32,16 +32,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import qmc
 
+from .argmax_law import choice_curve
 from .families import CellModel, cube_index
+from .knn_exact import expected_knn_risks
 from .knn_marginal import draw_knn_estimates
 from ..core.components import Component, Interval, Nullable, Options, WithNote
-from ..core.count_law import CountLaw
+from ..core.count_law import count_law
 from ..core.errors import check
 from ..privacy.protocols import CentralMechanism, CubeData, CubeSumMechanism, NoisyLabel, argmax_random_ties
 from .tuning import geometric_grid
@@ -166,6 +169,13 @@ class _BandwidthTuned(Estimator):
         """G_est = 1 is one cube; the fine end is always where the grid stops (law_free.G_max, G^d <= N)."""
         return True
 
+    def trivial_tuning(self, value, N: int) -> bool:
+        """Whether the tuning ``value`` is the trivial estimator: G_est = 1, one cube (the global mean/vote).
+
+        A law-free point whose oracle picks it has not left the pre-asymptotic range.
+        """
+        return int(value) <= 1
+
 
 class CubeArgmax(_BandwidthTuned):
     """Cube classifier: argmax (or private selection) of per-cube statistics.
@@ -213,6 +223,34 @@ class CubeArgmax(_BandwidthTuned):
                                                   rng)[model.cells]
         return {"excess_risk": model.excess_risk(predictions),
                 "regret_fraction": model.regret_fraction(predictions)}
+
+    def exact_for(self, family, mechanism) -> bool:
+        """Exact for two classes on a family that states the law of its cubes' tilts (``tilt_measure``)
+        under a mechanism that states its choice law (``argmax_choice_law``)."""
+        return (getattr(family, "K", None) == 2 and callable(getattr(family, "tilt_measure", None))
+                and callable(getattr(mechanism, "argmax_choice_law", None)))
+
+    def expected_risks(self, family, G_inst: int, point, columns) -> list:
+        r"""E (8) of each column, exactly (:mod:`~labeldp_sim.table1.argmax_law`):
+
+            E R = ½ (Σ_r T_r − ∫ F dν),  F(D) = D Ψ(D),
+
+        ν the law of the cubes' tilts over the random classes (the family's ``tilt_measure``,
+        per (G_inst, G_est)), Ψ the mechanism's choice bias on a cube of mass G_est^-d
+        (its ``argmax_choice_law``, per (N, ε, G_est)).  Errors: :meth:`exact_errors`.
+        """
+        return [choice_curve(self._choice_law(c, point)).expected_risk(family.tilt_measure(G_inst, int(c.tuning)))
+                for c in columns]
+
+    def exact_errors(self, family, G_inst: int, point, columns) -> list:
+        """An estimate of the absolute error of each :meth:`expected_risks` entry (:meth:`ChoiceCurve.error
+        <labeldp_sim.table1.argmax_law.ChoiceCurve.error>`: interpolation tail, normal-law budget)."""
+        return [choice_curve(self._choice_law(c, point)).error(family.tilt_measure(G_inst, int(c.tuning)))
+                for c in columns]
+
+    @staticmethod
+    def _choice_law(column, point):
+        return column.mechanism.argmax_choice_law(int(point.N), float(column.tuning) ** (-point.d))
 
     def tuned_risks(self, instance, point, columns, draws) -> list:
         """One trial per column: the data and the release share the column's data stream, as in :meth:`trial`."""
@@ -273,7 +311,8 @@ class CubeMean(_BandwidthTuned):
 
     def exact_for(self, family, mechanism) -> bool:
         """Exact for the bump families (signs averaged in closed form) under a mechanism that states
-        the moments of its cube mean (``cube_mean_moments``; a ratio of noisy sums does not)."""
+        the moments of its cube mean (``cube_mean_moments``; the joint local ratio states them through
+        :mod:`.noisy_ratio`)."""
         return (callable(getattr(family, "sign_averaged_cubes", None))
                 and callable(getattr(mechanism, "cube_mean_moments", None)))
 
@@ -291,8 +330,7 @@ class CubeMean(_BandwidthTuned):
         d, N, risks = point.d, int(point.N), []
         for c in columns:
             G_est = int(c.tuning)
-            counts = CountLaw(N, float(G_est) ** (-d))
-            mom = c.mechanism.cube_mean_moments(counts, N, 1.0 / G_est, d)
+            mom = _cube_mean_moments(c.mechanism, N, G_est, d)
             a0, a1, b0_label, _ = family.clipped_label_moments(G_inst, mom.T)
             eta2, proj = family.sign_averaged_cubes(G_inst, G_est)
             risks.append(float(mom.b2 * (a0 ** 2 + a1 ** 2 * proj) + mom.b1 * b0_label + mom.b0
@@ -311,6 +349,13 @@ class CubeMean(_BandwidthTuned):
             _, tuned, model, data = drawn
             risks.append(self.risk(model, data, tuned, c.mechanism, draws.noise(c.tuning, c.slot), "sufficient"))
         return risks
+
+
+@lru_cache(maxsize=65536)
+def _cube_mean_moments(mechanism, N: int, G_est: int, d: int):
+    """The mechanism's :class:`~labeldp_sim.privacy.protocols.CubeMeanMoments` on G_est^d cubes (the same
+    for every instance: computed once per process and mechanism)."""
+    return mechanism.cube_mean_moments(count_law(N, float(G_est) ** (-d)), N, 1.0 / G_est, d)
 
 
 def knn_windows_1d(x_sorted, q, k):
@@ -400,7 +445,9 @@ class KNNMean(_BandwidthTuned):
     query's estimate from its exact marginal law
     (:mod:`labeldp_sim.table1.knn_marginal`), at a cost independent of N and k.
     The mean risk is the same; the per-trial spread is smaller on the second
-    path, whose queries do not share one data set.
+    path, whose queries do not share one data set.  The exact path
+    (:meth:`expected_risks`) takes that law's expectation over the signs, the
+    data and the noise by quadrature (:mod:`~labeldp_sim.table1.knn_exact`).
 
     Parameters
     ----------
@@ -466,6 +513,10 @@ class KNNMean(_BandwidthTuned):
         """k = 1 and k = N are the ends of what exists."""
         return not top >= N
 
+    def trivial_tuning(self, value, N: int) -> bool:
+        """Whether k = ``value`` is the trivial estimator: k >= N, every sample's label averaged."""
+        return int(value) >= int(N)
+
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         sobol = qmc.Sobol(d=point.d, scramble=True, seed=rng)
         queries = sobol.random_base2(int(np.log2(self.n_test)))
@@ -477,6 +528,35 @@ class KNNMean(_BandwidthTuned):
             estimate = knn_mean(X, mechanism.report(y, rng), queries, k, self.metric)
         return {"excess_risk": float(np.mean((estimate - instance.eta(queries)) ** 2)),
                 "regret_fraction": np.nan}
+
+    def exact_for(self, family, mechanism) -> bool:
+        """Exact for the regression bump families (cos² on every cube, signs averaged in closed form)
+        with ℓ∞ balls (any norm in d = 1), d ≤ 3, under a mechanism that states the moments of one
+        report (``report_moments``): :mod:`~labeldp_sim.table1.knn_exact`."""
+        return (callable(getattr(family, "sign_averaged_cubes", None))
+                and callable(getattr(family, "clipped_label_moments", None))
+                and callable(getattr(mechanism, "report_moments", None))
+                and getattr(family, "d", 0) in (1, 2, 3) and (self.metric == "chebyshev" or family.d == 1))
+
+    def expected_risks(self, family, G_inst: int, point, columns) -> list:
+        r"""E (9) of each column (k = ``column.tuning``) over the signs, the N samples and the noise.
+
+        Each query's estimate has the marginal law of :mod:`.knn_marginal`; its risk
+        given the ball mass U is a closed form in the clipped label moments (the
+        family's, at the mechanism's clip level) and the report noise (the
+        mechanism's ``report_moments``), and the query and U integrals are
+        quadratures with the error bounds of :mod:`~labeldp_sim.table1.knn_exact`
+        (about 1e-4 of the risk at most, far less away from k ≈ N).
+        """
+        N, G_inst = int(point.N), int(G_inst)
+        moments = []
+        for c in columns:
+            check(1 <= int(c.tuning) <= N, "k", c.tuning, f"an integer in 1 … N = {N}")
+            report = c.mechanism.report_moments()
+            a0, a1, b0, _ = family.clipped_label_moments(G_inst, report.T)
+            moments.append((a0, a1, b0, report.b0))
+        height = family.L * float(G_inst) ** (-family.beta)
+        return expected_knn_risks(family.d, G_inst, height, N, [c.tuning for c in columns], moments)
 
     def tuned_risks(self, instance, point, columns, draws) -> list:
         """All columns from one sample (d = 1), drawn on the instance's stream after the instance.

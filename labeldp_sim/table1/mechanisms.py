@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.choice_law import ChoiceLaw
 from ..core.components import Interval, Nullable, Options
 from ..core.errors import check
 from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
@@ -33,6 +34,7 @@ from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_
                                  check_cells, mean_of_n_labels,
                                  audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
 from ..privacy.rappor import RAPPOR
+from .noisy_ratio import floored_ratio_moments
 
 __all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
 
@@ -114,6 +116,22 @@ class JointRAPPOR(CubeSumMechanism):
         counts = data.label_counts(K)
         return rng.binomial(counts, self.p) + rng.binomial(N - counts, self.q)
 
+    def argmax_choice_law(self, N, mass, K=2) -> ChoiceLaw:
+        """The argmax of a cube's two pair sums in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+
+        S_l1 − S_l0 = Σ_i (Z_i(l, 1) − Z_i(l, 0)) over *all* N users, bits independent: a
+        user of pair (l, 1) moves it by +1 w.p. p², −1 w.p. q²; (l, 0) the other way; any
+        other user by ±1 w.p. pq each.  Rate μ(p² + q²) + (1 − μ)·2pq, gain p − q; ties uniform.
+        """
+        check(int(K) == 2, "K", K, "2 (the exact choice law compares two classes)")
+        mass = float(mass)
+        rate = mass * (self.p ** 2 + self.q ** 2) + (1.0 - mass) * 2.0 * self.p * self.q
+        return ChoiceLaw(int(N), rate, self.p - self.q)
+
+    def argmax_choice_probability(self, N, mass, tilt, K=2):
+        """P(the argmax picks the class of larger mass in the cube), tilt = the mass difference."""
+        return self.argmax_choice_law(N, mass, K).probability(abs(tilt))
+
 
 class ExponentialMechanism(CentralMechanism):
     r"""Exponential mechanism per cube, (17) and (31): ε-label CDP or ε-DP.
@@ -164,6 +182,19 @@ class ExponentialMechanism(CentralMechanism):
     def _release(self, data, rng, N, h, d, K=None):
         scores = data.label_counts(K)
         return np.argmax(self.weight * scores + rng.gumbel(size=scores.shape), axis=1)
+
+    def argmax_choice_law(self, N, mass, K=2) -> ChoiceLaw:
+        """The release (17)/(31) in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+
+        P(class 1 | counts) = σ(ε' (n_l1 − n_l0)), and n_l1 − n_l0 is the majority vote's
+        step sum: rate μ, gain 1, weight ε'.
+        """
+        check(int(K) == 2, "K", K, "2 (the exact choice law compares two classes)")
+        return ChoiceLaw(int(N), float(mass), 1.0, self.weight)
+
+    def argmax_choice_probability(self, N, mass, tilt, K=2):
+        """P(the release is the class of larger mass in the cube), tilt = the mass difference."""
+        return self.argmax_choice_law(N, mass, K).probability(abs(tilt))
 
     def __repr__(self):
         return f"ExponentialMechanism(epsilon={self.epsilon}, protection={self.protection!r})"
@@ -224,6 +255,11 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
     def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
         """Moments of S/n with S = Σ (Clip(Y, T) + Lap(2T/ε)): each report adds variance 2·(2T/ε)²."""
         return mean_of_n_labels(counts, 2 * self.scale ** 2, self.T)
+
+    def report_moments(self) -> CubeMeanMoments:
+        """Moments of one report Z = Clip(Y, T) + Lap(2T/ε) given its label (a mean of n = 1):
+        E Z = E Clip(Y, T), E Z² = E Clip(Y, T)² + 2·(2T/ε)² (what the exact kNN risk needs)."""
+        return CubeMeanMoments(self.T, 1.0, 0.0, 1.0, 2 * self.scale ** 2)
 
     def __repr__(self):
         return f"LaplaceLabel(epsilon={self.epsilon}, T={self.T:.4g})"
@@ -377,6 +413,17 @@ class JointLaplace(CubeSumMechanism):
 
     def estimate(self, n, S, N, h, d):
         return S / np.maximum(n, self.floor_fraction * N * h ** d)
+
+    def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
+        """Moments of the ratio Ŝ/max(n̂, f) over n, both noises and the labels (:class:`CubeMeanMoments`).
+
+        With D = max(n + Z_n, f): a = E[n/D], b2 = E[n(n−1)/D²], b1 = E[n/D²] and
+        b0 = Var(Z_S) E[1/D²], Var(Z_S) = 2N(4T/ε)², Z_n of variance 2N(4/ε)² in its
+        Edgeworth law (:mod:`~labeldp_sim.table1.noisy_ratio`, which states the error bounds).
+        """
+        a, b2, b1, inverse_square = floored_ratio_moments(
+            counts, self.count_scale * np.sqrt(2.0 * N), self.floor_fraction * N * h ** d, N)
+        return CubeMeanMoments(self.T, a, b2, b1, 2.0 * N * self.sum_scale ** 2 * inverse_square)
 
     def __repr__(self):
         return f"JointLaplace(epsilon={self.epsilon}, T={self.T:.4g})"

@@ -13,13 +13,17 @@ cube classifier comes from the instance's :class:`~.cells.CellModel`.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ...core.components import Interval, Options
 from ...core.errors import check
+from ..argmax_law import tilt_laws
 from .base import BETA, CLASSES, D, H_SCALE, POSITIVE, UNIT, Family
 from .cells import CellModel, cube_index, tilt_model
 from .geometry import PROFILES, linf_margin_factor
+from .tilt_geometry import overlap_types, product_axes, product_types
 
 __all__ = ["HolderBump", "BumpInstance", "SmoothMargin", "SmoothInstance"]
 
@@ -145,13 +149,42 @@ class HolderBump(Family):
         return 1.0 - 1e-9 <= budget <= G ** self.d + 1e-9
 
     def bump_cubes(self, G: int) -> tuple:
+        return tuple(int(i) for i in self._bump_array(G))
+
+    def _bump_array(self, G: int) -> np.ndarray:
+        """The m bump cubes spread evenly over the G^d (linear indices), as :meth:`bump_cubes` lists them."""
         m = self.n_bumps(G)
-        return tuple(int(i) for i in np.floor(np.arange(m) * (G ** self.d / m)))
+        return np.floor(np.arange(m) * (G ** self.d / m)).astype(np.int64)
+
+    def tilt_measure(self, G: int, G_est: int):
+        r"""The law of the cubes' tilts |D_r| at h = 1/G on G_est^d estimator cubes, over the random classes.
+
+        A :class:`~labeldp_sim.table1.argmax_law.TiltMeasure` (K = 2): what the exact expected
+        risk of a cube classifier needs from the instance (:meth:`CubeArgmax.expected_risks
+        <labeldp_sim.table1.estimators.CubeArgmax.expected_risks>`).  Linear-edge bumps on a
+        product set of cubes (the (47) count with γβ = 1) are enumerated by cube types
+        (:func:`~.tilt_geometry.product_types`); any other instance cube by cube from its
+        overlaps.  Cached per (family, G, G_est).
+        """
+        return _tilt_measure(self.d, self.beta, self.gamma, self.L, self.C_M, self.shape, int(G), int(G_est))
 
     def draw(self, rng: np.random.Generator, G: int) -> "BumpInstance":
         """One η_v: fresh random preferred classes for every bump."""
         bumps = self.bump_cubes(G)
         return BumpInstance(self, G, bumps, rng.integers(self.K, size=len(bumps)))
+
+
+@lru_cache(maxsize=8192)
+def _tilt_measure(d, beta, gamma, L, C_M, shape, G, G_est):
+    """:meth:`HolderBump.tilt_measure`, computed once per process (it depends on neither N nor ε)."""
+    family = HolderBump(d=d, beta=beta, gamma=gamma, L=L, C_M=C_M, shape=shape)
+    bumps = family._bump_array(G)
+    height = L * float(G) ** (-beta)
+    axes = product_axes(d, G, bumps) if shape == "linear_edge" else None
+    if axes is not None:
+        return tilt_laws(product_types(d, G, G_est, axes, beta), height * float(G) ** (-d))
+    cells, W = family.profile.overlaps(d, G, G_est, tuple(int(b) for b in bumps), beta)
+    return tilt_laws(overlap_types(cells, W), height)
 
 
 class BumpInstance:

@@ -1,0 +1,157 @@
+"""The exact expected risk of the cube classifier (K = 2) against Monte Carlo, and its parts.
+
+* every Table I classification mechanism: the Monte-Carlo mean of ``CubeArgmax.trial`` over
+  fresh instances agrees with ``expected_risks`` at α = 1e-6 and rejects a planted 5 % error;
+* the choice law's branches (exact law of Δ by FFT, Gauss–Legendre on the characteristic
+  function, Taylor for the softmax) agree with a brute-force sum and with each other at a
+  deep point (N = 10^15, tiny ε);
+* the cube types of product bump sets give the same tilt law as the cube-by-cube overlaps.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from labeldp_sim.core.choice_law import ChoiceLaw
+from labeldp_sim.privacy.protocols import NoPrivacy
+from labeldp_sim.table1 import argmax_law
+from labeldp_sim.table1.argmax_law import ChoiceCurve, bin_nodes, tilt_laws
+from labeldp_sim.table1.estimators import CubeArgmax, CubeMean
+from labeldp_sim.table1.families import HolderBump, SmoothMargin
+from labeldp_sim.table1.families.tilt_geometry import TypeTable, overlap_types, product_axes, product_types
+from labeldp_sim.table1.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, LaplaceLabel
+from labeldp_sim.table1.points import Point
+from labeldp_sim.table1.tuning import Column
+
+Z = stats.norm.isf(0.5e-6)  # two-sided α = 1e-6
+
+
+def _point(d, N, G_est):
+    return Point(experiment="test", axis="N", d=d, N=N, eps=1.0, N_requested=N, eps_requested=1.0, G=1,
+                 h=1.0, in_regime=True, G_est=G_est)
+
+
+# (mechanism, N): N puts the cubes' error probability near 0.25 under each mechanism's noise
+MECHANISMS = [(NoPrivacy(), 10 ** 6), (RAPPOR(1.0), 10 ** 7), (ExponentialMechanism(0.06), 10 ** 6),
+              (ExponentialMechanism(0.2, "features+label"), 10 ** 6), (JointRAPPOR(1.0), 4 * 10 ** 9)]
+
+
+@pytest.mark.parametrize("mechanism, N", MECHANISMS, ids=lambda m: repr(m).split("(")[0] if not
+                         isinstance(m, int) else str(m))
+@pytest.mark.parametrize("G_est, reps", [(8, 400), (6, 100)], ids=["aligned", "misaligned"])
+def test_monte_carlo_mean_agrees_with_exact(mechanism, N, G_est, reps):
+    """d = 3, 256 linear-edge bumps at G = 8; the estimator's cubes aligned (the risk is Σ W P(wrong))
+    or coarser and misaligned (cubes meet several bumps: the class average of |D|)."""
+    family, G = HolderBump(d=3, shape="linear_edge"), 8
+    estimator, point = CubeArgmax(), _point(3, N, G_est)
+    exact = estimator.expected_risks(family, G, point, [Column(G_est, mechanism, 0, 0)])[0]
+    rng = np.random.default_rng(20)
+    risks = np.array([estimator.trial(family.draw(rng, G), point, mechanism, rng, "sufficient")["excess_risk"]
+                      for _ in range(reps)])
+    mean, se = risks.mean(), risks.std(ddof=1) / np.sqrt(reps)
+    assert abs(mean - exact) <= Z * se, (mean, exact, se)
+    assert abs(mean - 1.05 * exact) > Z * se, "the test could not see a 5 % error"
+
+
+def test_law_tied_cos2_bumps_cube_by_cube():
+    """The cos² (law-tied) family goes through the overlaps; one bump per estimator cube."""
+    family, G, N = HolderBump(d=3, shape="cos2"), 8, 10 ** 5
+    estimator, point, mechanism = CubeArgmax(), _point(3, N, 8), NoPrivacy()
+    exact = estimator.expected_risks(family, G, point, [Column(8, mechanism, 0, 0)])[0]
+    rng = np.random.default_rng(21)
+    risks = np.array([estimator.trial(family.draw(rng, G), point, mechanism, rng, "sufficient")["excess_risk"]
+                      for _ in range(300)])
+    mean, se = risks.mean(), risks.std(ddof=1) / np.sqrt(len(risks))
+    assert abs(mean - exact) <= Z * se and abs(mean - 1.05 * exact) > Z * se, (mean, exact, se)
+
+
+def _brute(N, rate, drift, c):
+    """E ψ(Δ) summed over the number M of non-zero steps and the +1's among them."""
+    total = 0.0
+    for M in range(N + 1):
+        j = np.arange(M + 1)
+        psi = np.sign(2 * j - M) if c is None else np.tanh(c * (2 * j - M))
+        total += stats.binom.pmf(M, N, rate) * (stats.binom.pmf(j, M, (1 + drift / rate) / 2) @ psi)
+    return total
+
+
+@pytest.mark.parametrize("N, rate, weight", [(60, 0.3, None), (150, 1.0, None), (120, 0.2, 0.8), (80, 0.97, 3.0)])
+def test_choice_law_branches_match_brute_force(N, rate, weight):
+    law = ChoiceLaw(N, rate, 1.0, weight)
+    tilts = np.array([0.0, 1e-3, 0.02, 0.1, -0.3]) * rate
+    reference = [_brute(N, rate, t, None if weight is None else weight / 2) for t in tilts]
+    for method in ("exact", "fourier", "auto"):
+        np.testing.assert_allclose(law.bias(tilts, method), reference, rtol=0, atol=1e-13)
+
+
+def test_deep_point_huge_count_branch():
+    """N = 10^15: the quadrature against the exact law of Δ where both apply (N·rate ≈ 1600, k_max < 2^14),
+    and, past the exact branch, against the Taylor branch (softmax, ε = 1e-11) and a refined quadrature."""
+    law = ChoiceLaw(10 ** 15, 1.6e-12, 1.0)
+    tilts = np.geomspace(1e-3, 30, 12) * 40 / 1e15
+    np.testing.assert_allclose(law.bias(tilts, "fourier"), law.bias(tilts, "exact"), rtol=0, atol=1e-12)
+    soft = ChoiceLaw(10 ** 15, 0.5, 1e-4, 1e-11)  # JointRAPPOR-like rate, c·sd(Δ) ≈ 1e-4
+    tilts = np.geomspace(1e-3, 1e3, 12) / (0.5e-11 * 1e15 * 1e-4)
+    np.testing.assert_allclose(soft.bias(tilts, "fourier"), soft.bias(tilts, "taylor"), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("d, G, G_est", [(1, 5, 21), (1, 3, 2), (2, 8, 7), (2, 13, 3), (3, 5, 3), (3, 2, 7)])
+def test_product_types_match_overlaps(d, G, G_est, monkeypatch):
+    """Cube types (leaders, inactive axes, symmetric axes merged) vs one type per cube, exact laws only."""
+    monkeypatch.setattr(argmax_law, "EXACT_SUPPORT", 1 << 24)
+    family = HolderBump(d=d, shape="linear_edge")
+    bumps = family.bump_cubes(G)
+    cells, W = family.profile.overlaps(d, G, G_est, bumps, family.beta)
+    by_cube = tilt_laws(overlap_types(cells, W))
+    by_type = tilt_laws(product_types(d, G, G_est, product_axes(d, G, bumps), family.beta), float(G) ** -d)
+    assert by_type.mass == pytest.approx(by_cube.mass, rel=1e-12)
+    for delta in (1e-5, 1e-3, 1e-1):
+        values = [float(np.sum(m.weights * bin_nodes(m.bins) * np.tanh(bin_nodes(m.bins) / delta)))
+                  for m in (by_cube, by_type)]
+        assert values[1] == pytest.approx(values[0], rel=1e-10)
+
+
+def test_normal_replacement_within_its_budget(monkeypatch):
+    """A cube meeting hundreds of bumps of three weights: its law of D has 6.7e5 values, past
+    EXACT_SUPPORT it is replaced by the normal law; the gap stays inside Lip(F)·stein/2."""
+    types = TypeTable(np.array([3.0]), np.array([0, 3]), np.array([7e-6, 5e-6, 3e-6]),
+                      np.array([200.0, 80.0, 40.0]))
+    curve = ChoiceCurve(NoPrivacy().argmax_choice_law(10 ** 6, 1e-2))  # transition at |D| ~ 1e-4 = sd(D)
+    normal = tilt_laws(types)
+    monkeypatch.setattr(argmax_law, "EXACT_SUPPORT", 1 << 22)
+    exact = tilt_laws(types)
+    assert normal.stein > 0 and exact.stein == 0
+    gap = abs(curve.expected_risk(normal) - curve.expected_risk(exact))
+    assert gap <= curve.error(normal)
+    assert gap <= 1e-3 * curve.expected_risk(exact)
+
+
+@pytest.mark.parametrize("mechanism, N", [(NoPrivacy(), 10 ** 8), (ExponentialMechanism(1e-6), 10 ** 13),
+                                          (JointRAPPOR(0.5), 10 ** 12), (RAPPOR(0.2), 10 ** 10)])
+def test_node_compression_against_every_tilt(mechanism, N):
+    """∫ F dν on the Chebyshev bins against F at every |D| of every sign pattern (d = 2, misaligned)."""
+    family, G, G_est = HolderBump(d=2, shape="linear_edge"), 6, 40
+    types = product_types(2, G, G_est, product_axes(2, G, family.bump_cubes(G)), 1.0)
+    scale = float(G) ** -3
+    values, masses = [], []
+    for t in range(len(types)):
+        w = np.repeat(types.W[types.ptr[t]:types.ptr[t + 1]] * scale,
+                      types.mult[types.ptr[t]:types.ptr[t + 1]].astype(int))
+        signs = np.array(np.meshgrid(*[[1.0, -1.0]] * len(w), indexing="ij")).reshape(len(w), -1)
+        values.append(np.abs(w @ signs))
+        masses.append(np.full(signs.shape[1], types.counts[t] / signs.shape[1]))
+    values, masses = np.concatenate(values), np.concatenate(masses)
+    law = mechanism.argmax_choice_law(N, float(G_est) ** -2)
+    measure, curve = tilt_laws(types, scale), ChoiceCurve(law)
+    direct = 0.5 * (measure.mass - np.sum(masses * values * law.bias(values)))
+    assert abs(curve.expected_risk(measure) - direct) <= max(curve.error(measure), 1e-15 * direct)
+    assert curve.expected_risk(measure) == pytest.approx(direct, rel=1e-7)
+
+
+def test_exact_only_where_stated():
+    estimator = CubeArgmax()
+    assert estimator.exact_for(HolderBump(d=1, shape="linear_edge"), RAPPOR(1.0))
+    assert not estimator.exact_for(HolderBump(d=1, K=3), RAPPOR(1.0))          # K > 2: Monte Carlo
+    assert not estimator.exact_for(SmoothMargin(d=1), NoPrivacy())             # no tilt law stated
+    assert not estimator.exact_for(HolderBump(d=1), LaplaceLabel(1.0, T=1.0))  # no choice law stated
+    assert not CubeMean().exact_for(HolderBump(d=1), NoPrivacy())
