@@ -60,6 +60,7 @@ import pandas as pd
 
 from ..core.fit import verdict
 from ..core.store import atomic_write
+from .minimax_matrices import point_matrices
 from .minimax_plots import plot_convergence, plot_heatmaps, plot_rates_law_free
 from .minimax_table import write_minimax_table
 from .minimax_windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, verdict_reason, window_fits,
@@ -73,33 +74,6 @@ H_TOL = 0.1
 # the worst only when it beats every other admitted scale by more than this)
 INSTANCE_TIE = 0.02
 TUNING_LABEL = "oracle (best on the grid for the worst admitted instance)"
-
-
-def point_matrices(trials: pd.DataFrame, tune_col: str) -> dict:
-    """R[r, i, t] for one point's trials (admitted grid instances × oracle tunings), and the law entries.
-
-    ``tune_col`` is the estimator's tuning column beside T (its ``tuning``: G_est or k).
-    """
-    grid = trials[(trials.instance == "grid") & trials.admitted.astype(bool)]
-    oracle = grid[grid.tuning == "oracle"]
-    T_filled = oracle["T"].fillna(-1.0)
-    insts = np.sort(oracle.G_inst.unique())
-    tunes = sorted(set(zip(oracle[tune_col], T_filled)))
-    reps = np.sort(oracle.replicate.unique())
-    R = np.full((len(reps), len(insts), len(tunes)), np.nan)
-    ri = np.searchsorted(reps, oracle.replicate.to_numpy())
-    ii = np.searchsorted(insts, oracle.G_inst.to_numpy())
-    tindex = {t: j for j, t in enumerate(tunes)}
-    ti = np.array([tindex[t] for t in zip(oracle[tune_col], T_filled)])
-    R[ri, ii, ti] = oracle.excess_risk.to_numpy()
-    law_col = grid[grid.tuning == "law"]
-    L = np.full((len(reps), len(insts)), np.nan)
-    L[np.searchsorted(reps, law_col.replicate.to_numpy()),
-      np.searchsorted(insts, law_col.G_inst.to_numpy())] = law_col.excess_risk.to_numpy()
-    tied = trials[trials.instance == "law"].sort_values("replicate")
-    return {"R": R, "law": L, "tied": tied.excess_risk.to_numpy(), "insts": insts, "tunes": tunes,
-            "reps": reps, "tune_col": tune_col, "law_tuning": law_col[[tune_col, "T"]].iloc[0].tolist(),
-            "law_inst": int(tied.G_inst.iloc[0])}
 
 
 def cross_fit(R: np.ndarray, reps: np.ndarray) -> tuple[float, float]:

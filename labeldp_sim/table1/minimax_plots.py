@@ -27,6 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .minimax_matrices import point_matrices  # noqa: E402
+
 __all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
 
 HEATMAP_COLUMNS = 8
@@ -91,7 +93,6 @@ def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, ti
 
 def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
     """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked."""
-    from .minimax_fit import point_matrices  # the analysis module draws with these figures: import late
 
     rows = sorted(points.d.unique())
     shown = {d: _spread(points[points.d == d], HEATMAP_COLUMNS) for d in rows}
