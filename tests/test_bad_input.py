@@ -226,7 +226,8 @@ CASES = [
     ("size-kclass-n_test", [KC, "kclass.n_test=1000000000000000"], "kclass.n_test"),
     ("size-kclass-K", [KC, "kclass.K=[100000000]"], "kclass.K"),
     ("size-kclass-trials", [KC, "kclass.trials=1000000000000"], "kclass.trials"),
-    ("size-knn-n_test", ["experiment=reg_label_ldp", "estimator.n_test=1099511627776"], "estimator.n_test"),
+    ("size-knn-n_test", ["experiment=reg_label_ldp", "estimator.n_test=1099511627776", "runner.path=sufficient"],
+     "estimator.n_test"),
     ("size-ul-m", [UL, "userlevel.sweeps.m.values=[1099511627776]"], "userlevel.sweeps.m.values"),
     ("size-ul-kashin-n", ["experiment=ul_mean_l2", "userlevel.sweeps.n.values=[9007199254740992]"],
      "userlevel.sweeps.n.values"),
@@ -234,8 +235,9 @@ CASES = [
     ("size-rr-matrix", [LDP, "mechanism=rr", "distribution.K=100000000"], "distribution.K"),
     # Monte Carlo (the exact path has one entry per point, whatever the replicates asked)
     ("size-grid-reps", [NP, "grid.reps=1000000000000", "runner.path=sufficient"], "grid.reps"),
-    ("size-law-free-n_test", ["experiment=reg_label_ldp", "mode=law_free", "law_free.n_test=1099511627776"],
-     "law_free.n_test"),
+    ("size-law-free-n_test", ["experiment=reg_label_ldp", "mode=law_free", "law_free.n_test=1099511627776",
+                              "law_free.d=[1]", "runner.path=sufficient", "law_free.sweeps.N.values=[2000]",
+                              "~law_free.sweeps.eps"], "law_free.n_test"),
     ("size-law-free-reps", [LDP, "mode=law_free", "law_free.reps=10000000000", "runner.path=sufficient"],
      "law_free.reps"),
     # --- issue 18: bad inputs that gave tracebacks, passed silently, or blamed the wrong key

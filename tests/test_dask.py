@@ -46,7 +46,8 @@ from labeldp_sim.table1.sweep import SweepPlan, run_sweep
 ROOT = Path(__file__).resolve().parent.parent
 NP = "experiment=cls_nonprivate"
 # a sweep small enough for seconds, with chunks small enough that results arrive out of order
-SWEEP = ["experiment=cls_label_ldp", "grid.d=[1]", "grid.reps=24", "runner.chunk=4",
+# Monte Carlo (runner.path=sufficient): the tasks, chunks and workers are what these tests are about
+SWEEP = ["experiment=cls_label_ldp", "grid.d=[1]", "grid.reps=24", "runner.chunk=4", "runner.path=sufficient",
          "runner.progress=false", "grid.sweeps.N.values=[20000,200000,2000000]",
          "grid.sweeps.eps.values=[0.1,0.3,1.0]"]
 DASK = ["runner.backend=dask", "runner.n_jobs=2"]
@@ -404,7 +405,7 @@ def _stored(store: Path) -> int:
 
 def test_ctrl_c_closes_the_cluster_keeps_the_trials_and_resumes(make_cfg, tmp_path):
     """A terminal's Ctrl-C: SIGINT to the whole process group, the driver and its workers."""
-    args = ["experiment=cls_label_cdp", "grid.reps=400", "grid.d=[1]", "runner.chunk=10",
+    args = ["experiment=cls_label_cdp", "grid.reps=400", "grid.d=[1]", "runner.chunk=10", "runner.path=sufficient",
             "runner.progress=false", f"paths.results_dir={tmp_path}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *args, *DASK], cwd=tmp_path, env=env,

@@ -124,7 +124,8 @@ def test_law_free_knn_refuses_sweeps_too_big_per_sample(tmp_path):
     """The law-tied kNN grid reaches N = 1e9 on the marginal law; the Monte-Carlo law-free search draws every
     sample (the exact path draws none)."""
     out = subprocess.run([sys.executable, "-m", "labeldp_sim", "experiment=reg_label_ldp", "mode=law_free",
-                          "law_free.sweeps=null", "runner.path=sufficient", f"paths.results_dir={tmp_path}"],
+                          "law_free.sweeps=null", "law_free.d=[1]", "runner.path=sufficient",
+                          f"paths.results_dir={tmp_path}"],
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.startswith("labeldp-sim: error: law_free.sweeps:") and out.stderr.count("\n") == 1
