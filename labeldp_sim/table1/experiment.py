@@ -88,9 +88,13 @@ class Experiment:
             return 1
         return self.reps_per_d.get(point.d, self.reps)
 
+    def exact_everywhere(self) -> bool:
+        """Whether the estimator states the exact expected risk at every point."""
+        return all(self.exact_at(pt) for pt in self.points)
+
     def exact_possible(self) -> bool:
         """Whether ``runner.path`` (exact or auto) takes exact expected risks at every point."""
-        return self.path in ("exact", "auto") and all(self.exact_at(pt) for pt in self.points)
+        return self.path in ("exact", "auto") and self.exact_everywhere()
 
     def exact_at(self, point: Point) -> bool:
         """Whether the estimator states the exact expected risk at ``point`` (its family and mechanism)."""
@@ -336,11 +340,6 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
     for pt in points:
         _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
-    if path == "exact":
-        missing = [pt for pt in points if not estimator.exact_for(distributions[pt.d], mechanisms[pt.id])]
-        check(not missing, "runner.path", path,
-              f"auto, per_sample or sufficient ({nodes['estimator'].get('name')} states no exact expected risk "
-              f"under {nodes['mechanism'].get('name')} on {dist_label}: Monte Carlo)")
     if not _sufficient_possible(first, estimator) and path == "sufficient":
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
@@ -363,6 +362,9 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )
+    check(path != "exact" or exp.exact_everywhere(), "runner.path", path,
+          f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
+          f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
     if not snapped and exp.exact_possible():
         return exp  # law-free entries are exact expectations: no trial holds data (minimax checks the rest)
     needs = {pt.id: trial_needs(exp, pt) for pt in points}

@@ -237,7 +237,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     est = exp.estimator
     check(isinstance(est, Estimator), "estimator", exp.labels["estimator"],
           "an estimator of labeldp_sim.table1.estimators.Estimator (it states its tunings and their risks)")
-    exact = _exact_path(cfg, exp, settings)
+    exact = exp.exact_possible()  # runner.path=exact without an exact risk was refused by the build
     if est.tuned_risks_dims is not None and not exact:
         check(set(settings["d"]) <= set(est.tuned_risks_dims), "law_free.d", settings["d"],
               f"{sorted(est.tuned_risks_dims)} for {exp.labels['estimator']} cells (the d its law-free path handles)")
@@ -276,8 +276,8 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     key = config_key({"experiment": exp.config_key, "law_free": searched, "mode": "law_free",
                       "shape": "linear_edge" if margined else None}, exp.packages)
     if exact:  # the T grid's mechanisms too must state their moments
-        exact = all(est.exact_for(exp.distributions[pt.d], m) for (pid, _), m in mechanisms.items()
-                    for pt in exp.points if pt.id == pid)
+        d_of = {pt.id: pt.d for pt in exp.points}
+        exact = all(est.exact_for(exp.distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
     key = config_key({"key": key, "exact": exact}, exp.packages) if exact else key
     spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
@@ -286,22 +286,6 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                        mechanism_node=dict(mech_node))
     _check_law_free_size(spec)
     return spec
-
-
-def _exact_path(cfg, exp: Experiment, settings: dict) -> bool:
-    """Whether the entries are exact expectations (``runner.path``: exact, or auto where one exists).
-
-    ``runner.path=exact`` on a cell whose estimator states no exact risk under its
-    mechanism is refused; per_sample and sufficient keep Monte Carlo.
-    """
-    path = str(cfg.runner.path)
-    possible = exp.exact_possible() or (path == "exact" and all(
-        exp.estimator.exact_for(exp.distributions[pt.d], exp.mechanisms[pt.id]) for pt in exp.points))
-    if path == "exact":
-        check(possible, "runner.path", path,
-              f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
-              f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
-    return path in ("exact", "auto") and possible
 
 
 def _unit_needs(spec: LawFreeSpec, pt) -> list:
