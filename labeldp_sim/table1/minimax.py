@@ -56,7 +56,8 @@ __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "va
            "LAW_FREE_KEYS"]
 
 MODES = ("law_tied", "law_free")
-LAW_FREE_KEYS = ("d", "reps", "per_octave", "G_max", "T_range", "n_test", "sweeps", "C_M", "window_decades")
+LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "C_M",
+                 "window_decades")
 
 
 @dataclass
@@ -74,7 +75,9 @@ class LawFreeSpec:
     est_grids : dict point id -> the estimator's oracle tunings (G_est or k)
     T_grid : oracle clip levels, or (None,) where the mechanism's T is not searched
     mechanisms : dict (point id, T) -> mechanism of the oracle clip level T (None: the point's own)
-    reps, per_octave, n_test : ``law_free.*``
+    fine_grids : dict point id -> the oracle tunings of the grid ``refine`` times denser (exact path:
+        the refined columns are taken from it around the coarse optimum, :mod:`.minimax_plan`)
+    reps, per_octave, refine, n_test : ``law_free.*``
     """
 
     exp: Experiment
@@ -92,6 +95,12 @@ class LawFreeSpec:
     settings: dict
     exact: bool = False
     mechanism_node: dict | None = None
+    fine_grids: dict | None = None
+
+    @property
+    def refine(self) -> int:
+        """How many times denser the refined oracle grid is (1: no refinement; exact entries only)."""
+        return int(self.settings["refine"]) if self.exact else 1
 
     @property
     def window_decades(self) -> float:
@@ -168,6 +177,8 @@ def _law_free_settings(cfg) -> dict:
           node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
     check(is_int(node["per_octave"]) and node["per_octave"] >= 2, "law_free.per_octave",
           node["per_octave"], "an integer >= 2 (grid points per factor 2; the maximum must be located)")
+    check(is_int(node["refine"]) and 1 <= node["refine"] <= 64, "law_free.refine", node["refine"],
+          "an integer in [1, 64] (the refined oracle grid is that many times denser; 1: no refinement)")
     G_max = node["G_max"]
     check(isinstance(G_max, dict), "law_free.G_max", G_max, "a mapping d -> integer >= 2 (e.g. {1: 2048, 2: 64})")
     G_max = d_mapping(G_max, "law_free.G_max", lambda v: is_int(v) and v >= 2, "an integer >= 2")
@@ -244,7 +255,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
 
     mech_node = config_node(job, "mechanism")
     per_octave = settings["per_octave"]
-    inst_grids, est_grids, admitted, margin = {}, {}, {}, {}
+    inst_grids, est_grids, fine_grids, admitted, margin = {}, {}, {}, {}, {}
     for d, dist in exp.distributions.items():
         margined = isinstance(dist, HolderBump)
         margin[d] = dist.margin_constant if margined else float("nan")  # γβ > 1 raises here
@@ -260,6 +271,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         check(len(inst_grids[pt.id]) >= 3, "law_free.G_max", settings["G_max"],
               f"at least 3 admitted instance scales at N = {pt.N:,}, d = {pt.d}")
         est_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave)
+        fine_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave * settings["refine"])
 
     # heavy tails: the clip level is a tuning of its own (bounded labels clip at their bound)
     clips = isinstance(exp.distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node
@@ -283,7 +295,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
                        margin_constant=margin, config_key=key, settings=settings, exact=exact,
-                       mechanism_node=dict(mech_node))
+                       mechanism_node=dict(mech_node), fine_grids=fine_grids)
     _check_law_free_size(spec)
     return spec
 

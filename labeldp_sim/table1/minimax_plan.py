@@ -10,6 +10,10 @@ On the exact path (``spec.exact``) an entry is the estimator's expected risk
 (:meth:`~.estimators.Estimator.expected_risks`): the expectation over the
 instance's signs, the data and the noise, in closed form.  There is then one
 replicate (0), no stream is drawn, and a task computes one point's whole matrix.
+It then refines the oracle tuning (``law_free.refine``): the tunings of the grid
+``refine`` times denser that lie strictly between the coarse optimum's two
+neighbours get a column each (over every instance), keyed by their slot
+(``oracle~±j``) because their values depend on the coarse optimum.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ MINIMAX_TRIALS = Schema("minimax_trials", (
 # the clip level of an exact oracle column, resolved in its task (its key carries no T)
 RESOLVED = float("inf")
 RESOLVED_SLOT = LAW_SLOT + 1
+REFINED = "oracle~"  # key label of a refined oracle column (its store row is labelled "oracle")
 
 
 def _seed_key(point, r: int, inst: str, G_inst: int, tuning: str, G_est, k, T) -> str:
@@ -88,16 +93,48 @@ def _row_records(spec, point, r, row, labelled, risks, seconds, fixed) -> list:
             for (label, column), risk in zip(labelled, risks)]
 
 
+def _refined_slots(spec) -> list:
+    """The slots ±1 … ±(refine − 1) of the refined oracle columns (none where ``law_free.refine`` = 1)."""
+    return [j for k in range(1, spec.refine) for j in (-k, k)]
+
+
 def _exact_row_plan(spec, point, G_inst: int) -> list:
     """:func:`_row_plan` of the exact path: where T is searched, one oracle column per tuning whose
-    clip level is resolved in the task (:func:`_best_clip`), keyed without its T."""
+    clip level is resolved in the task (:func:`_best_clip`), keyed without its T; then the refined
+    oracle columns (:func:`_refined_tunings`), keyed by their slot."""
     plan = _row_plan(spec, point, G_inst)
-    if not spec.searches_T:
-        return plan
     grid, law = plan[0], plan[0].labelled[-1]
-    tunings = dict.fromkeys(int(c.tuning) for _, c in grid.labelled[:-1])
-    plan[0] = grid._replace(labelled=[("oracle", Column(t, None, 0, 0, RESOLVED)) for t in tunings] + [law])
+    T_key = RESOLVED if spec.searches_T else None
+    oracle = grid.labelled[:-1]
+    if spec.searches_T:
+        tunings = dict.fromkeys(int(c.tuning) for _, c in oracle)
+        oracle = [("oracle", Column(t, None, 0, 0, RESOLVED)) for t in tunings]
+    refined = [(f"{REFINED}{j:+d}", Column(0, None, RESOLVED_SLOT, 0, T_key)) for j in _refined_slots(spec)]
+    plan[0] = grid._replace(labelled=oracle + refined + [law])
     return plan
+
+
+def _refined_tunings(spec, point, worst: np.ndarray) -> dict:
+    """slot -> tuning: the finer grid's values strictly between the neighbours of the coarse optimum.
+
+    ``worst`` is the worst admitted risk of each coarse tuning (``spec.est_grids``).  The finer
+    grid (``law_free.refine`` times denser) contains the coarse one; slot −k is the k-th value
+    below the optimum, +k above.  A slot with no value there (the optimum at a grid end, or
+    small integers that round together) repeats the optimum, a column the matrix already has.
+    """
+    coarse, fine = spec.est_grids[point.id], spec.fine_grids[point.id]
+    j = int(np.argmin(worst))
+    lo, hi = coarse[max(j - 1, 0)], coarse[min(j + 1, len(coarse) - 1)]
+    known = set(int(t) for t in coarse)
+    inside = [int(t) for t in fine if lo < t < hi and int(t) not in known]
+    below = [t for t in reversed(inside) if t < coarse[j]]
+    above = [t for t in inside if t > coarse[j]]
+    slots = {}
+    for j_slot in _refined_slots(spec):
+        side = below if j_slot < 0 else above
+        k = abs(j_slot) - 1
+        slots[j_slot] = side[k] if k < len(side) else int(coarse[j])
+    return slots
 
 
 def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
@@ -123,23 +160,52 @@ def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
     return best
 
 
-def _run_exact(spec, point, G_insts, fixed) -> pd.DataFrame:
-    """Every row of one point's matrix (and the law's own entry) as exact expectations."""
-    dist, rows = spec.exp.distributions[point.d], []
-    clips = {}
+def _oracle_column(spec, point, tuning: int, G_all, admitted) -> Column:
+    """The oracle column of ``tuning`` (its clip level resolved where T is searched)."""
     if spec.searches_T:
-        G_all = np.asarray(spec.inst_grids[point.id])
-        admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
-        clips = {int(t): _best_clip(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
-    for G_inst in G_insts:
-        for row in _exact_row_plan(spec, point, int(G_inst)):
+        return _best_clip(spec, point, tuning, G_all, admitted)
+    return Column(tuning, spec.mechanisms[(point.id, None)], 0, 0, None)
+
+
+def _run_exact(spec, point, fixed) -> pd.DataFrame:
+    """Every row of one point's matrix (and the law's own entry) as exact expectations.
+
+    The whole point in one task: the refined columns need the coarse optimum, hence every row.
+    """
+    dist, est = spec.exp.distributions[point.d], spec.estimator
+    G_all = np.asarray(spec.inst_grids[point.id])
+    admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
+    coarse = {int(t): _oracle_column(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
+    plans = [_exact_row_plan(spec, point, int(G)) for G in G_all]
+    risks = {}  # (role, G, label) -> (columns, risks, seconds per entry)
+    for plan in plans:
+        for row in plan:
             start = time.perf_counter()
-            columns = [clips[int(c.tuning)] if c.T is RESOLVED else c for _, c in row.labelled]
-            risks = spec.estimator.expected_risks(dist, row.G, point, columns)
-            seconds = (time.perf_counter() - start) / len(risks)
-            records = _row_records(spec, point, 0, row, row.labelled, risks, seconds, fixed)
+            columns = [coarse[int(c.tuning)] if label == "oracle" else c
+                       for label, c in row.labelled if not label.startswith(REFINED)]
+            values = est.expected_risks(dist, row.G, point, columns)
+            risks[(row.role, row.G)] = (columns, values, (time.perf_counter() - start) / len(values))
+    refined = {}
+    if spec.refine > 1:
+        worst = np.max([risks[("grid", int(G))][1][:len(coarse)] for G in G_all[admitted]], axis=0)
+        slots = _refined_tunings(spec, point, worst)
+        by_tuning = {t: _oracle_column(spec, point, t, G_all, admitted) for t in set(slots.values())}
+        refined = {j: by_tuning[t] for j, t in slots.items()}
+    rows = []
+    for plan in plans:
+        for row in plan:
+            columns, values, seconds = risks[(row.role, row.G)]
+            if row.role == "grid" and refined:
+                extra = [refined[int(label[len(REFINED):])] for label, _ in row.labelled if label.startswith(REFINED)]
+                start = time.perf_counter()
+                more = est.expected_risks(dist, row.G, point, extra)
+                seconds = (seconds * len(values) + time.perf_counter() - start) / (len(values) + len(more))
+                columns, values = columns[:-1] + extra + columns[-1:], list(values[:-1]) + list(more) + [values[-1]]
+            records = _row_records(spec, point, 0, row, row.labelled, values, seconds, fixed)
             for record, column in zip(records, columns):
                 record["T"] = float("nan") if column.T is None else column.T  # the resolved clip level
+                record.update(_tuning_fields(spec, column.tuning))             # a refined column's own value
+                record["tuning"] = "oracle" if record["tuning"].startswith(REFINED) else record["tuning"]
             rows += records
     return pd.DataFrame(rows)
 
@@ -200,11 +266,8 @@ class LawFreePlan(Plan):
         calls = []
         chunk = max(1, spec.runner.chunk // 8)
         if spec.exact:  # a point's whole matrix costs milliseconds to seconds: one task per point
-            by_point: dict = {}
-            for point, G_inst, _ in groups.values():
-                by_point.setdefault(point.id, (point, []))[1].append(G_inst)
-            return [delayed(_run_exact)(spec, point, sorted(G_insts), _fixed(spec, point))
-                    for point, G_insts in by_point.values()]
+            points = {point.id: point for point, _, _ in groups.values()}
+            return [delayed(_run_exact)(spec, point, _fixed(spec, point)) for point in points.values()]
         for point, G_inst, reps in groups.values():
             reps = sorted(reps)
             fixed = _fixed(spec, point)
