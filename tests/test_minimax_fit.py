@@ -150,6 +150,19 @@ def test_exact_point_values_and_flags(coarse_worst):
     assert ("coarsest admitted scale" in reason) == coarse_worst and "trivial" not in reason
 
 
+def test_a_refined_optimum_next_to_the_cap_is_an_edge():
+    """Refined tunings (law_free.refine) between the coarse grid's last two values: an optimum there is the
+    cap's, as the last value itself is; the coarse value below it is not."""
+    insts, tunes = [2, 4, 8], [256, 323, 406, 512, 645, 813, 900, 960, 1024]
+    t = np.log(np.array(tunes, float))
+    for best, edge in ((900, True), (813, False), (1024, True)):
+        R = 0.1 + (t[None, :] - np.log(best)) ** 2 + 0.01 * np.arange(len(insts))[:, None]
+        mats = point_matrices(_trials(R, R[:, 3], 0.7, insts, tunes), "G_est")
+        mats.update(tune_cap=True, below_cap=813)
+        opt = _optima(mats)
+        assert opt["tune"] == best and (f"G_est*={best} at the grid cap" in opt["edge"]) == edge, best
+
+
 def test_trivial_tuning_is_one_cube_or_every_sample():
     assert CubeMean().trivial_tuning(1, 10 ** 6) and not CubeMean().trivial_tuning(2, 10 ** 6)
     assert KNNMean().trivial_tuning(1000, 1000) and not KNNMean().trivial_tuning(999, 1000)
@@ -237,3 +250,18 @@ def test_table1_law_free_column_is_the_deepest_window(tmp_path):
     assert rows.loc["Theorem 7"].law_free_verdict == "inconsistent"
     text = (tmp_path / "table1.md").read_text()
     assert "deepest" in text and "(ε 1e-05–0.0001)" in text
+
+
+def test_pre_asymptotic_flags_stay_at_the_shallow_end():
+    """A flagged point deeper than the first unflagged one is kept in the fits (the flag marks where a sweep
+    starts, not a coarsest-scale worst instance that persists into the deep end)."""
+    from labeldp_sim.table1.minimax_fit import _shallow_end_only
+    flags = ["coarsest", "trivial", "", "coarsest", ""]
+    x = np.logspace(-12, -8, 5)
+    frame = pd.concat([_points(x, x ** -0.5, axis="eps", pre=flags),
+                       _points(x[::-1], x[::-1] ** -0.5, axis="eps", pre=flags).assign(d=2)], ignore_index=True)
+    out = _shallow_end_only(frame)
+    assert out[out.d == 1].pre_asymptotic.tolist() == ["coarsest", "trivial", "", "", ""]
+    # the same flags listed from the deep end: the shallowest point is unflagged, so no flag stays
+    assert out[out.d == 2].sort_values("eps").pre_asymptotic.tolist() == ["", "", "", "", ""]
+    assert _shallow_end_only(_points(x, x ** -0.5, axis="eps", pre=["a"] * 5)).pre_asymptotic.tolist() == ["a"] * 5

@@ -42,6 +42,14 @@ Points left out of the fits of M (issue 20, item 2), each with its reason in
   errors.  (With exact entries a coarse regression bump and a bump at the
   estimator's scale have the same bias to a fraction of a percent; a coarsest
   arg-max among such ties is not the pinning the flag is about.)
+  Both flags mark the **shallow end** of a sweep (issue 20: "the lower end of
+  a sweep starts where the optimum is interior"): only the run of flagged
+  points from the smallest N or ε up to the first unflagged one is left out.
+  Past it, a worst instance at the coarsest admitted scale is the family's
+  hardest member at that depth (the features+label cells at d = 3 keep it
+  there to the deepest point, as G_inst = 1 does where it is admitted), and
+  the two-window flattening check, not the flag, says whether the slope has
+  settled.
 
 The slopes are local (:mod:`.minimax_windows`): one-decade windows, their 95 %
 CI formed as that module says (OLS with the residual error on exact entries,
@@ -120,7 +128,9 @@ def _optima(mats: dict) -> dict:
     # Only a truncated end is an edge: G = 1 (one cube), k = 1 and k = N are the ends of
     # what exists; the caps G_max (and T's range at both ends) are where the grid stops.
     edges = []
-    if tune_value == tune_values[-1] and mats["tune_cap"]:
+    # the cap's band: above the coarse grid's last value but one (refined tunings sit between the two)
+    below_cap = mats.get("below_cap", tune_values[-2] if len(tune_values) > 1 else -np.inf)
+    if tune_value > below_cap and mats["tune_cap"]:
         edges.append(f"{mats['tune_col']}*={tune_value} at the grid cap")
     T_range = mats.get("T_range") or ((T_values[0], T_values[-1]) if len(T_values) > 1 else None)
     if T_range is not None and (T <= T_range[0] * (1 + 1e-9) or T >= T_range[1] * (1 - 1e-9)):
@@ -186,6 +196,9 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
         part = by_point[(pt.axis, pt.d, pt.N_requested, pt.eps_requested)]
         mats = point_matrices(part, est.tuning)
         mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
+        coarse = getattr(spec, "est_grids", {}).get(pt.id)
+        if coarse is not None and len(coarse) > 1:
+            mats["below_cap"] = coarse[-2]
         # the clip levels' grid ends (the exact path resolves T between them, so the tunes' own T differ)
         T_grid = [T for T in getattr(spec, "T_grid", (None,)) if T is not None]
         mats["T_range"] = (min(T_grid), max(T_grid)) if T_grid else None
@@ -208,7 +221,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             "edge": opt["edge"], "pre_asymptotic": _pre_asymptotic(est, opt, mats, pt.N),
             "margin_C_gamma": spec.margin_constant.get(pt.d, np.nan),
         })
-    points = pd.DataFrame(rows)
+    points = _shallow_end_only(pd.DataFrame(rows))
     for d in spec.exp.distributions:
         scales = {G: ok for (dd, G), ok in spec.admitted.items() if dd == d}
         refused = [G for G, ok in sorted(scales.items()) if not ok]
@@ -218,6 +231,19 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             + (f" (margin C_γ = {constant:.3g})" if np.isfinite(constant) else "")
             + (f"; refused G = {refused}" if refused else ""))
     return points, fit_law_free(points, spec)
+
+
+def _shallow_end_only(points: pd.DataFrame) -> pd.DataFrame:
+    """Pre-asymptotic flags kept on the run of flagged points at the shallow end of each (axis, d) sweep
+    (module docstring); a flagged point deeper than the first unflagged one is kept in the fits."""
+    points = points.copy()
+    for (axis, _), group in points.groupby(["axis", "d"], sort=False):
+        ordered = group.sort_values(axis)
+        clear = (ordered.pre_asymptotic == "").to_numpy()
+        if clear.any():
+            later = ordered.index[int(np.argmax(clear)):]
+            points.loc[later, "pre_asymptotic"] = ""
+    return points
 
 
 def _span(axis: str, frame: pd.DataFrame) -> str:
