@@ -50,7 +50,7 @@ def test_refined_columns_sit_between_the_coarse_neighbours_and_lower_M(make_cfg,
     coarse = spec.est_grids[point.id]
     j = int(np.argmin(worst.loc[coarse].to_numpy()))
     extra = sorted(set(worst.index) - set(int(t) for t in coarse))
-    assert 0 < len(extra) <= 2 * (spec.refine - 1)
+    assert 0 < len(extra) <= 2 * (spec.refine_for(1) - 1)
     assert all(coarse[j - 1] < t < coarse[j + 1] for t in extra)
     assert set(extra) <= set(int(t) for t in spec.fine_grids[point.id])
     # the coarse columns are the unrefined run's, entry for entry (the refinement only adds)
@@ -76,7 +76,7 @@ def test_refined_M_is_the_whole_dense_grid_optimum(make_cfg, tmp_path, experimen
 
 
 def test_refine_is_validated(tmp_path):
-    for bad in ("0", "2.5"):
+    for bad in ("0", "2.5", "{1:8}"):  # a mapping must name every law_free.d
         out = subprocess.run([sys.executable, "-m", "labeldp_sim", "experiment=reg_label_cdp", "mode=law_free",
                               f"law_free.refine={bad}", f"paths.results_dir={tmp_path}"], capture_output=True, text=True)
         assert out.returncode == 2, bad

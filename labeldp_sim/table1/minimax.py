@@ -77,7 +77,7 @@ class LawFreeSpec:
     mechanisms : dict (point id, T) -> mechanism of the oracle clip level T (None: the point's own)
     fine_grids : dict point id -> the oracle tunings of the grid ``refine`` times denser (exact path:
         the refined columns are taken from it around the coarse optimum, :mod:`.minimax_plan`)
-    reps, per_octave, refine, n_test : ``law_free.*``
+    reps, per_octave, n_test : ``law_free.*`` (``settings["refine"]``: d -> refinement factor)
     """
 
     exp: Experiment
@@ -97,10 +97,9 @@ class LawFreeSpec:
     mechanism_node: dict | None = None
     fine_grids: dict | None = None
 
-    @property
-    def refine(self) -> int:
-        """How many times denser the refined oracle grid is (1: no refinement; exact entries only)."""
-        return int(self.settings["refine"]) if self.exact else 1
+    def refine_for(self, d: int) -> int:
+        """How many times denser the refined oracle grid is at ``d`` (1: no refinement; exact entries only)."""
+        return int(self.settings["refine"][d]) if self.exact else 1
 
     @property
     def window_decades(self) -> float:
@@ -177,13 +176,20 @@ def _law_free_settings(cfg) -> dict:
           node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
     check(is_int(node["per_octave"]) and node["per_octave"] >= 2, "law_free.per_octave",
           node["per_octave"], "an integer >= 2 (grid points per factor 2; the maximum must be located)")
-    check(is_int(node["refine"]) and 1 <= node["refine"] <= 64, "law_free.refine", node["refine"],
-          "an integer in [1, 64] (the refined oracle grid is that many times denser; 1: no refinement)")
+    refine_ok, refine_allowed = (lambda v: is_int(v) and 1 <= v <= 64), \
+        "an integer in [1, 64] (the refined oracle grid is that many times denser; 1: no refinement)"
+    refine = node["refine"]
+    if isinstance(refine, dict):
+        refine = d_mapping(refine, "law_free.refine", refine_ok, refine_allowed)
+    else:
+        check(refine_ok(refine), "law_free.refine", refine, refine_allowed + ", or a mapping d -> such an integer")
+        refine = {dim: refine for dim in d}
     G_max = node["G_max"]
     check(isinstance(G_max, dict), "law_free.G_max", G_max, "a mapping d -> integer >= 2 (e.g. {1: 2048, 2: 64})")
     G_max = d_mapping(G_max, "law_free.G_max", lambda v: is_int(v) and v >= 2, "an integer >= 2")
     for dim in d:
         check(dim in G_max, "law_free.G_max", G_max, f"a cap for every law_free.d (missing d = {dim})")
+        check(dim in refine, "law_free.refine", node["refine"], f"a factor for every law_free.d (missing d = {dim})")
     T_range = node["T_range"]
     check(isinstance(T_range, list) and len(T_range) == 2 and all(is_number(t) and t > 0 for t in T_range)
           and T_range[0] < T_range[1], "law_free.T_range", T_range,
@@ -199,6 +205,7 @@ def _law_free_settings(cfg) -> dict:
     check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
           node["window_decades"], "a number of decades in [0.5, 5] (the span of one local-slope window)")
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
+    node["refine"] = {int(k): int(v) for k, v in refine.items() if int(k) in d}
     node["d"] = [int(v) for v in d]
     return node
 
@@ -271,7 +278,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         check(len(inst_grids[pt.id]) >= 3, "law_free.G_max", settings["G_max"],
               f"at least 3 admitted instance scales at N = {pt.N:,}, d = {pt.d}")
         est_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave)
-        fine_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave * settings["refine"])
+        fine_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave * settings["refine"][pt.d])
 
     # heavy tails: the clip level is a tuning of its own (bounded labels clip at their bound)
     clips = isinstance(exp.distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node

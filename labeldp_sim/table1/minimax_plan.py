@@ -93,9 +93,9 @@ def _row_records(spec, point, r, row, labelled, risks, seconds, fixed) -> list:
             for (label, column), risk in zip(labelled, risks)]
 
 
-def _refined_slots(spec) -> list:
-    """The slots ±1 … ±(refine − 1) of the refined oracle columns (none where ``law_free.refine`` = 1)."""
-    return [j for k in range(1, spec.refine) for j in (-k, k)]
+def _refined_slots(spec, d: int) -> list:
+    """The slots ±1 … ±(refine − 1) of the refined oracle columns at ``d`` (none where ``law_free.refine`` = 1)."""
+    return [j for k in range(1, spec.refine_for(d)) for j in (-k, k)]
 
 
 def _exact_row_plan(spec, point, G_inst: int) -> list:
@@ -109,7 +109,7 @@ def _exact_row_plan(spec, point, G_inst: int) -> list:
     if spec.searches_T:
         tunings = dict.fromkeys(int(c.tuning) for _, c in oracle)
         oracle = [("oracle", Column(t, None, 0, 0, RESOLVED)) for t in tunings]
-    refined = [(f"{REFINED}{j:+d}", Column(0, None, RESOLVED_SLOT, 0, T_key)) for j in _refined_slots(spec)]
+    refined = [(f"{REFINED}{j:+d}", Column(0, None, RESOLVED_SLOT, 0, T_key)) for j in _refined_slots(spec, point.d)]
     plan[0] = grid._replace(labelled=oracle + refined + [law])
     return plan
 
@@ -130,7 +130,7 @@ def _refined_tunings(spec, point, worst: np.ndarray) -> dict:
     below = [t for t in reversed(inside) if t < coarse[j]]
     above = [t for t in inside if t > coarse[j]]
     slots = {}
-    for j_slot in _refined_slots(spec):
+    for j_slot in _refined_slots(spec, point.d):
         side = below if j_slot < 0 else above
         k = abs(j_slot) - 1
         slots[j_slot] = side[k] if k < len(side) else int(coarse[j])
@@ -186,7 +186,7 @@ def _run_exact(spec, point, fixed) -> pd.DataFrame:
             values = est.expected_risks(dist, row.G, point, columns)
             risks[(row.role, row.G)] = (columns, values, (time.perf_counter() - start) / len(values))
     refined = {}
-    if spec.refine > 1:
+    if spec.refine_for(point.d) > 1:
         worst = np.max([risks[("grid", int(G))][1][:len(coarse)] for G in G_all[admitted]], axis=0)
         slots = _refined_tunings(spec, point, worst)
         by_tuning = {t: _oracle_column(spec, point, t, G_all, admitted) for t in set(slots.values())}
