@@ -32,6 +32,9 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from .minimax_matrices import point_matrices  # noqa: E402
 
+__all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
+
+HEATMAP_COLUMNS = 8
 _POWER = FuncFormatter(lambda v, _: f"{10 ** v:.3g}")  # tick labels of a log10 axis
 
 
@@ -39,10 +42,6 @@ def _bounds(v: np.ndarray) -> tuple:
     """The outer edges of cells centred on the sorted values ``v`` (half a step beyond each end)."""
     pad = 0.5 * (v[-1] - v[0]) / max(len(v) - 1, 1) if len(v) > 1 else 0.5
     return float(v[0] - pad), float(v[-1] + pad)
-
-__all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
-
-HEATMAP_COLUMNS = 8
 
 
 def _axis_label(axis: str) -> str:
@@ -127,14 +126,14 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
             # one image on log axes; NonUniformImage because the refined tunings (law_free.refine) crowd
             # around the optimum (a 60 × 60 pcolormesh per panel is slow to save)
             x, y = np.log10(tune), np.log10(mats["insts"].astype(float))
-            image = NonUniformImage(ax, interpolation="nearest", cmap="viridis",
-                                    extent=(*_bounds(x), *_bounds(y)))
+            x_edges, y_edges = _bounds(x), _bounds(y)
+            image = NonUniformImage(ax, interpolation="nearest", cmap="viridis", extent=(*x_edges, *y_edges))
             # exact zeros (estimator cubes that split no bump's edge) drawn at the smallest positive entry
             floor = mean[mean > 0].min() if (mean > 0).any() else 1e-300
             image.set_data(x, y, np.log10(np.maximum(mean, floor)))
             ax.add_image(image)
-            ax.set_xlim(*_bounds(x))
-            ax.set_ylim(*_bounds(y))
+            ax.set_xlim(*x_edges)
+            ax.set_ylim(*y_edges)
             worst = np.argmax(mean, axis=0)
             ax.plot(x, y[worst], "w.-", lw=0.8, ms=3)
             j = int(np.argmin(mean.max(axis=0)))

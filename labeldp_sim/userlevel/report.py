@@ -125,7 +125,7 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
                 theory = expected_slope(rate, axis, used[axis].to_numpy(float), fixed)
                 row.update(fitted, theory=theory)
                 row["verdict"] = _row_verdict(row)
-                row["reason"] = _reason(row, int((~group.in_regime).sum()))
+                row["reason"] = _reason(row)
             else:
                 row.update(slope=np.nan, se=np.nan, ci_low=np.nan, ci_high=np.nan, intercept=np.nan,
                            birge=np.nan, theory=np.nan, verdict="too few points",
@@ -143,9 +143,9 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _reason(row: dict, flagged: int) -> str:
+def _reason(row: dict) -> str:
     if _one_sided(row["minimax_hard"], row["rate"]):
-        return _bound_reason(row, flagged)
+        return _bound_reason(row)
     if row["verdict"] == "consistent":
         return ""
     notes = []
@@ -156,14 +156,14 @@ def _reason(row: dict, flagged: int) -> str:
         notes.append("CI straddles the tolerance band edge")
     else:
         notes.append(f"slope {row['slope']:.3f} vs the stated rate's local slope {row['theory']:.3f}")
-    if flagged:
-        notes.append(f"{flagged} flagged point(s) left out")
+    if row["flagged"]:
+        notes.append(f"{row['flagged']} flagged point(s) left out")
     if not row["minimax_hard"]:
         notes.append("fixed instance (not minimax-hard)")
     return "; ".join(notes)
 
 
-def _bound_reason(row: dict, flagged: int) -> str:
+def _bound_reason(row: dict) -> str:
     """Why a fixed instance's one-sided verdict is what it is, and what it does not say."""
     edge = row["theory"] + row["tol"]
     notes = ["fixed instance: one-sided test against the upper bound (no minimax verdict)"]
@@ -175,8 +175,8 @@ def _bound_reason(row: dict, flagged: int) -> str:
         notes.append("decays faster than the bound (allowed; silent on the minimax rate)")
     else:
         notes.append("slope matches the bound's local slope within tol")
-    if flagged:
-        notes.append(f"{flagged} flagged point(s) left out")
+    if row["flagged"]:
+        notes.append(f"{row['flagged']} flagged point(s) left out")
     return "; ".join(notes)
 
 
@@ -187,9 +187,8 @@ def reverdict(fits: pd.DataFrame) -> pd.DataFrame:
     for i, row in fits.iterrows():
         if np.isfinite(row.get("slope", np.nan)) and _one_sided(bool(row.minimax_hard), row.rate):
             record = row.to_dict()
-            fits.at[i, "verdict"] = _row_verdict(record)
-            record["verdict"] = fits.at[i, "verdict"]
-            fits.at[i, "reason"] = _reason(record, int(row.get("flagged", 0)))
+            record["verdict"] = _row_verdict(record)
+            fits.loc[i, ["verdict", "reason"]] = record["verdict"], _reason(record)
     return fits
 
 
