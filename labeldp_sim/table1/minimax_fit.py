@@ -51,7 +51,8 @@ Points left out of the fits of M (issue 20, item 2), each with its reason in
   the two-window flattening check, not the flag, says whether the slope has
   settled.
 
-The slopes are local (:mod:`.minimax_windows`): one-decade windows, their 95 %
+The slopes are local (:mod:`.minimax_windows`): windows of ``law_free.window_decades``
+decades (2 by default), their 95 %
 CI formed as that module says (OLS with the residual error on exact entries,
 WLS with Birge inflation on Monte-Carlo ones), and the verdict is taken on the
 deepest window (finest oracle bandwidth) against the previous one.  The

@@ -90,7 +90,8 @@ HEADER = [
     "and pre-asymptotic points (the oracle tuning is the trivial estimator, G_est = 1 or k = N, or the worst "
     "instance sits at the coarsest admitted scale).",
     "",
-    "**Slopes are local**: log M on log N or log ε over one-decade windows (≥ 4 points).  The verdict, slope "
+    "**Slopes are local**: log M on log N or log ε over sliding windows of `law_free.window_decades` decades "
+    "(2 by default; each row's own span is its 'deepest window').  The verdict, slope "
     "and 95% CI are the **deepest window's** (finest oracle bandwidth).  How the CI is formed: with exact "
     "entries there is no Monte-Carlo error, so it is OLS with the residual standard error, inflated by the "
     "AR(1) factor √((1+ρ)/(1−ρ)) of the residuals' lag-1 autocorrelation, and a t quantile (it carries the "
