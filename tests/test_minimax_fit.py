@@ -16,7 +16,7 @@ from labeldp_sim.table1.minimax_fit import (_optima, _pre_asymptotic, fit_law_fr
                                             point_values)
 from labeldp_sim.table1.minimax_plots import plot_convergence
 from labeldp_sim.table1.minimax_table import write_minimax_table
-from labeldp_sim.table1.minimax_windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
+from labeldp_sim.core.windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
 from labeldp_sim.table1.theory import CELLS
 
 TOL = 0.05

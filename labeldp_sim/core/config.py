@@ -449,11 +449,15 @@ def experiments_of_kind() -> dict:
 
 
 def _name_patterns(names: list, others: list) -> str:
-    """``cls_*, reg_*`` for names sharing prefixes that no other name has; the names otherwise."""
-    prefixes = sorted({n.split("_")[0] for n in names})
-    if all("_" in n for n in names) and not any(o.split("_")[0] in prefixes for o in others):
-        return ", ".join(f"{p}_*" for p in prefixes)
-    return ", ".join(names)
+    """``cls_*, reg_*, ul_minimax_cls``: a prefix's pattern where no other name shares it, the names otherwise."""
+    taken = {o.split("_")[0] for o in others if "_" in o}
+    out = []
+    for n in names:
+        prefix = n.split("_")[0]
+        item = f"{prefix}_*" if "_" in n and prefix not in taken else n
+        if item not in out:
+            out.append(item)
+    return ", ".join(out)
 
 
 def _first_difference(got, default, key: str):

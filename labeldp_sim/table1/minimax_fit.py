@@ -51,7 +51,7 @@ Points left out of the fits of M (issue 20, item 2), each with its reason in
   the two-window flattening check, not the flag, says whether the slope has
   settled.
 
-The slopes are local (:mod:`.minimax_windows`): windows of ``law_free.window_decades``
+The slopes are local (:mod:`labeldp_sim.core.windows`): windows of ``law_free.window_decades``
 decades (2 by default), their 95 %
 CI formed as that module says (OLS with the residual error on exact entries,
 WLS with Birge inflation on Monte-Carlo ones), and the verdict is taken on the
@@ -72,7 +72,7 @@ from ..core.store import atomic_write
 from .minimax_matrices import point_matrices
 from .minimax_plots import plot_convergence, plot_heatmaps, plot_rates_law_free
 from .minimax_table import write_minimax_table
-from .minimax_windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, verdict_reason, window_fits,
+from ..core.windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, verdict_reason, window_fits,
                               window_verdict)
 
 __all__ = ["point_matrices", "cross_fit", "point_values", "analyse", "fit_law_free", "write_law_free",
@@ -290,7 +290,7 @@ def fit_law_free(points: pd.DataFrame, spec) -> pd.DataFrame:
     whole-range fit in ``slope``/``se``/``ci_low``/``ci_high`` (and its
     equivalence test in ``whole_verdict``), the deepest and previous windows
     in ``deep_*``/``prev_*``, and the verdict of
-    :func:`~.minimax_windows.window_verdict` in ``verdict``.  Rows of quantity
+    :func:`~labeldp_sim.core.windows.window_verdict` in ``verdict``.  Rows of quantity
     ``<q>_window`` (``primary`` False): every window's local slope.
     """
     cell, tol, rows, window_rows = spec.cell, spec.tol, [], []

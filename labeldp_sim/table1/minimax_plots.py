@@ -8,7 +8,7 @@
   (at most ``HEATMAP_COLUMNS`` points per d, evenly spread), the worst
   instance per tuning and the minimax entry marked.
 * ``convergence.png`` (issue 20, item 3): per (axis, d), the local slope of
-  log M over each window of ``law_free.window_decades`` decades (:mod:`.minimax_windows`) against the
+  log M over each window of ``law_free.window_decades`` decades (:mod:`labeldp_sim.core.windows`) against the
   window's geometric centre, with its 95 % CI, the theory's exponent and its
   ± tol band; the deepest window (the verdict's) and the previous one are
   marked.  Read it from the shallow end to the deep end: a verdict needs the

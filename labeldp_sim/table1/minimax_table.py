@@ -1,7 +1,7 @@
 """The law-free Table I (SPEC §5a): ``results/minimax/table.csv`` and ``table.md``, one row per (cell, axis, d).
 
 Each row takes its verdict, slope and 95 % CI from the **deepest window**
-(:mod:`.minimax_windows`), with the previous window's slope beside it and
+(:mod:`labeldp_sim.core.windows`), with the previous window's slope beside it and
 the whole-range slope as extra information.  How the CI is formed is stated
 per row (``ci_method``): OLS with the residual standard error on exact
 entries, WLS with Birge inflation on Monte-Carlo ones.

@@ -93,7 +93,7 @@ def _with_law_free(table: pd.DataFrame, minimax_csv: Path) -> pd.DataFrame:
     """Table I rows with the law-free fit of M beside them (SPEC §5a), where one was run.
 
     The law-free verdict is the headline, taken on the **deepest window**
-    (:mod:`.minimax_windows`): its slope, CI and window ends, the previous
+    (:mod:`labeldp_sim.core.windows`): its slope, CI and window ends, the previous
     window's slope and the whole-range slope beside them.  The law-tied slope
     (instance and tuning following the law) stays as a construction check.
     """

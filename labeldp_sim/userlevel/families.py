@@ -20,6 +20,8 @@ spike      X = a w.p. δ else 0, δ = 1/(m√(nε²)), a = (M_p/δ)^{1/p}       
 
 from __future__ import annotations
 
+import math
+
 from abc import abstractmethod
 
 import numpy as np
@@ -134,21 +136,23 @@ class FixedSign(MeanFamily):
 class Thm2Hard(MeanFamily):
     r"""Theorem 2's two-point instance (57): X = ±D, P(+D) = (1 + sv)/2, μ = Dsv.
 
-    s = min(½, (nm(ε²∧1))^{−1/2}) puts μ at the scale of the lower bound (3),
-    D²/(nm(ε²∧1)); v = ±1 is drawn per trial.
+    s = min(½, c·(nm(ε²∧1))^{−1/2}) puts μ at the scale of the lower bound (3),
+    D²/(nm(ε²∧1)) (c = 1; the law-free mode searches c); v = ±1 is drawn per trial.
     """
 
     name = "thm2"
     minimax_hard = True
-    parameters = {"D": POSITIVE}
+    parameters = {"D": POSITIVE, "c": POSITIVE}
 
-    def __init__(self, D=1.0):
+    def __init__(self, D=1.0, c=1.0):
         self.D = _check_D(D)
+        check(isinstance(c, (int, float)) and math.isfinite(c) and c > 0, "c", c, "> 0")
+        self.c = float(c)
 
     def instance(self, rng, n, m, eps, d=1):
         _check_point(n, m, eps, d)
         check(d == 1, "d", d, "1 (a one-dimensional family)")
-        s = min(0.5, (n * m * min(eps ** 2, 1.0)) ** -0.5)
+        s = min(0.5, self.c * (n * m * min(eps ** 2, 1.0)) ** -0.5)
         v = float(_signs(rng, 1)[0])
         return MeanInstance([self.D, -self.D], [(1 + s * v) / 2, (1 - s * v) / 2], 1, m, {"s": s, "v": v})
 

@@ -117,6 +117,21 @@ def _phi_norm(d, p):
     return d * 2.0 ** -p * math.exp(math.lgamma(d) + math.lgamma(p + 1) - math.lgamma(d + p + 1))
 
 
+def _bump_antiderivative(u, p):
+    r"""∫_{−½}^{u} (½ − |t|)^p dt for u ∈ [−½, ½] (d = 1: the bump's closed form)."""
+    u = np.asarray(u, dtype=float)
+    left = (0.5 + np.minimum(u, 0.0)) ** (p + 1) / (p + 1)
+    right = (0.5 ** (p + 1) - (0.5 - np.maximum(u, 0.0)) ** (p + 1)) / (p + 1)
+    return left + right
+
+
+def _ramp_antiderivative(t, p, rho):
+    r"""∫_0^t min(s, ρ)^p ds for t ≥ 0 (d = 1: the ramp's closed form)."""
+    t = np.asarray(t, dtype=float)
+    below = np.minimum(t, rho) ** (p + 1) / (p + 1)
+    return below + rho ** p * np.maximum(t - rho, 0.0)
+
+
 @lru_cache(maxsize=64)
 def _bump_overlaps(Be, Bi, d, powers):
     r"""Overlaps of the estimator grid (Be per axis) with the instance's bump grid (Bi per axis).
@@ -132,10 +147,16 @@ def _bump_overlaps(Be, Bi, d, powers):
     je = np.clip(np.floor(mid * Be), 0, Be - 1).astype(np.int64)
     ji = np.clip(np.floor(mid * Bi), 0, Bi - 1).astype(np.int64)
     ulo, uhi = np.clip(lo * Bi - ji - 0.5, -0.5, 0.5), np.clip(hi * Bi - ji - 0.5, -0.5, 0.5)
+    vol = (1.0 / Bi) ** d
+    if d == 1:  # the pieces are intervals: the closed form of the bump's antiderivative, all at once
+        w = np.stack([vol * (_bump_antiderivative(uhi, p) - _bump_antiderivative(ulo, p)) for p in powers], axis=1)
+        out = je, ji, w
+        for a in out:
+            a.setflags(write=False)
+        return out
     segs = range(len(lo))
     est, inst, w = [], [], []
     zeros, ones = np.zeros(d), np.ones(d)
-    vol = (1.0 / Bi) ** d
     for combo in itertools.product(segs, repeat=d):
         c = list(combo)
         est.append(np.ravel_multi_index(tuple(je[c]), (Be,) * d))
@@ -152,6 +173,11 @@ def _bump_overlaps(Be, Bi, d, powers):
 def _ramp_moments(Be, d, A, rho, powers):
     r"""Per estimator cube: ∫_{C ∖ [0,A]^d} min(dist_∞(x, [0, A]^d), ρ)^p dx for p in ``powers``."""
     e = _edges(Be)
+    if d == 1:
+        t0, t1 = np.maximum(e[:-1] - A, 0.0), np.maximum(e[1:] - A, 0.0)
+        out = np.stack([_ramp_antiderivative(t1, p, rho) - _ramp_antiderivative(t0, p, rho) for p in powers], axis=1)
+        out.setflags(write=False)
+        return out
     out = np.zeros((Be ** d, len(powers)))
     zeros, ones = np.zeros(d), np.ones(d)
     for flat, idx in enumerate(itertools.product(range(Be), repeat=d)):

@@ -57,3 +57,57 @@ class UserLevelKind(ExperimentKind):
 
 
 register(UserLevelKind())
+
+
+class UserLevelLawFreeKind(ExperimentKind):
+    """Law-free user-level rows (``kind: userlevel_minimax``, ``mode: law_free``): hard instances searched,
+    tuning by oracle, exact expected errors (:mod:`.law_free`); outputs under ``results/userlevel/law_free/``."""
+
+    name = node = "userlevel_minimax"
+    root_keys = ("mode",)
+    results_subdir = "userlevel/law_free"
+    shared_lock = ".table1.lock"  # the lock of results/userlevel/table1.md, which gains the law-free column
+
+    def validate(self, cfg):
+        from .law_free import validate_user_law_free
+
+        return validate_user_law_free(cfg)
+
+    def plan(self, spec):
+        from .law_free import UserLawFreePlan
+
+        return UserLawFreePlan(spec)
+
+    def analyse(self, spec, trials) -> dict:
+        from .law_free_fit import analyse
+
+        points, windows, fits = analyse(trials, spec)
+        return {"points": points, "windows": windows, "fits": fits}
+
+    def write(self, spec, trials, analysis, out: Path) -> None:
+        from .law_free_fit import write_law_free
+
+        write_law_free(spec, trials, analysis["points"], analysis["windows"], analysis["fits"], out)
+
+    def shared_dir(self, spec) -> Path:
+        return Path(spec.results_dir) / "userlevel"
+
+    def write_shared(self, directory: Path) -> None:
+        from ..core.store import staged
+        from .law_free_fit import LAW_FREE_DIR, write_law_free_table
+        from .report import write_table1
+
+        base = directory / LAW_FREE_DIR
+        with staged(base):  # committed first: table1.md (staged by the template) reads it
+            write_law_free_table(base)
+        write_table1(directory)
+
+    def announce(self, spec, analysis, out: Path) -> None:
+        for r in analysis["fits"].itertuples():
+            if r.primary:
+                print(f"{spec.name} [law-free, oracle {spec.tuning_key}, worst {spec.scale_key}]: M local slope on "
+                      f"log {r.axis}, d={r.d}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
+                      f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}")
+
+
+register(UserLevelLawFreeKind())

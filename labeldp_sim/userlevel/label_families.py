@@ -247,8 +247,12 @@ class _BumpInstance(LabelInstance):
 
 
 def _hard_l(c, n, m, eps, d, beta):
-    """l = c (nmε²)^{−1/(2(d+β))} ((187); SPEC slip 8 for Theorem 12), as 1/B_i with B_i = ⌈1/l⌉."""
-    raw = c * (n * m * eps ** 2) ** (-1.0 / (2 * (d + beta)))
+    """l = c (nm(ε²∧ε))^{−1/(2(d+β))} ((187); SPEC slip 8 for Theorem 12), as 1/B_i with B_i = ⌈1/l⌉.
+
+    The theorems are stated for small ε, where ε²∧ε = ε²; above 1 the scale follows the upper bounds'
+    ε²∧ε (Theorems 9, 11), so that the searched constant c stays inside a fixed grid on an ε > 1 sweep.
+    """
+    raw = c * (n * m * min(eps ** 2, eps)) ** (-1.0 / (2 * (d + beta)))
     return max(1, math.ceil(1.0 / raw - 1e-12)), raw
 
 
@@ -256,7 +260,7 @@ class Thm10Hard(LabelFamily):
     r"""Theorem 10's hard classification instance (Appendix E.3, (174)-(175), (187)), with slip 9 fixed.
 
     f ≡ 1 on [0, 1]^d, cut into B_i = ⌈1/l⌉^d cubes of side l' = 1/⌈1/l⌉ ≤ l,
-    l = c(nmε²)^{−1/(2(d+β))} (187).  The perturbed cubes are the k^d cubes of
+    l = c(nm(ε²∧ε))^{−1/(2(d+β))} (187).  The perturbed cubes are the k^d cubes of
     the corner block [0, A]^d, A = k l', k = max(1, round((C_K l'^{γβ−d})^{1/d}))
     ∧ ⌈1/l⌉ (so about C_K l^{γβ−d} cubes, (188)), with
 
@@ -336,7 +340,7 @@ class Thm12Hard(LabelFamily):
 
     f ≡ 1; all B_i = ⌈1/l⌉^d cubes of side l' = 1/⌈1/l⌉ carry
     η(x) = v_k φ((x − c_k)/l') l'^β, φ(u) = (½ − ||u||_∞)₊^β, v ∈ {±1}^{B_i} drawn per
-    trial, l = c(nmε²)^{−1/(2(d+β))}; R ≳ l^{2β} (SPEC slip 8 for (230)-(232)).
+    trial, l = c(nm(ε²∧ε))^{−1/(2(d+β))}; R ≳ l^{2β} (SPEC slip 8 for (230)-(232)).
     |η| ≤ (l'/2)^β ≤ ½; Hölder-β with ``C_b`` = 2 (as for :class:`Thm10Hard`);
     f_L = 1; |Y| = 1.
 

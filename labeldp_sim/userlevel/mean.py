@@ -27,11 +27,13 @@ import math
 from abc import abstractmethod
 
 import numpy as np
+from scipy import stats
 
 from ..core.components import Interval
 from ..core.errors import check
 from .contract import POSITIVE, Estimator, positive_or_none
 from .data import PATHS
+from .exact import alg1_expected_error
 from .families import MeanInstance
 from .kashin import KASHIN_K, KashinBasis
 from .mean_algorithms import (TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan, split_sizes, stage_one,
@@ -153,20 +155,44 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
     """
 
     name = "alg1"
-    parameters = {"D": positive_or_none("the instance's max |x|"), **_TwoStageRegime.REGIME_PARAMETERS}
+    parameters = {"D": positive_or_none("the instance's max |x|"), "c_h": POSITIVE,
+                  "c_delta": Interval(float, 0, None, closed="left"), **_TwoStageRegime.REGIME_PARAMETERS}
 
-    def __init__(self, D=None, c1=1.0, min_stage1=STAGE1_MIN):
+    def __init__(self, D=None, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
+        self.c_h = _check_positive("c_h", c_h)
+        check(isinstance(c_delta, (int, float)) and math.isfinite(c_delta) and c_delta >= 0, "c_delta", c_delta,
+              ">= 0 (0: no margin beyond the three bins)")
+        self.c_delta = float(c_delta)
         self._init_regime(c1, min_stage1)
 
     def check_point(self, family, n, m, eps, d):
         check(d == 1, "d", d, "1 (Algorithm 1 is one-dimensional)")
 
+    def _tuning(self, D, m, n) -> TwoStageTuning:
+        """h = c_h·D/√m, Δ = c_Δ·D√(ln n/m): Theorem 1's at c_h = 4, c_Δ = 1 (the law-free oracle searches both)."""
+        return TwoStageTuning(float(D), self.c_h * D / math.sqrt(m), self.c_delta * D * math.sqrt(math.log(max(n, 1)) / m))
+
+    def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
+        """E(μ̂ − μ)² on a two-point instance (Y = X̄ binomial), :func:`~.exact.alg1_expected_error`."""
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        check(d == 1 and len(inst.support) == 2, "family", inst, "a one-dimensional two-point family (exact path)")
+        D = self.D if self.D is not None else inst.bound()
+        a, b = inst.support
+        j = np.arange(m + 1)
+        values = (j * a + (m - j) * b) / m
+        n1 = n // 2
+        tuning = self._tuning(D, m, n)
+        out = alg1_expected_error(values, stats.binom.pmf(j, m, inst.probs[0]), inst.mu, D, tuning.h, tuning.delta,
+                                  eps, n1, n - n1)
+        out.update(self._regime(n, m, eps, 1, n1, eps), h=tuning.h, delta=tuning.delta)
+        return out
+
     def _estimate(self, inst, n, m, eps, d, rng, path):
         D = self.D if self.D is not None else inst.bound()
         n1 = n // 2
         out = twostage_details(inst.draw(rng, n1, path), inst.draw(rng, n - n1, path),
-                               TwoStageTuning.theorem1(D, m, n), eps, rng, mu=inst.mu)
+                               self._tuning(D, m, n), eps, rng, mu=inst.mu)
         info = {k: out[k] for k in ("stage1_ok", "L", "R", "h", "delta", "bins")}
         info.update(self._regime(n, m, eps, 1, n1, eps), D=D, noise_scale=(3 * out["h"] + 2 * out["delta"]) / eps)
         return out["estimate"], info

@@ -45,7 +45,9 @@ from ..core.components import Interval, Nullable
 from ..core.errors import check
 from .contract import POSITIVE
 from .data import UserValues, draw_users
-from .hadamard import hadamard_decode, hadamard_encode, hadamard_matrix
+from .hadamard import hadamard_decode, hadamard_matrix
+from .exact import (classification_risk, coordinate_variances, decoded_sd, decoded_variance, fwht,
+                    regression_risk_gaussian)
 from .integrals import CubeMoments, cube_index, excess_risk, regression_risk
 from .label_families import BETA, LabelFamily, LabelInstance
 from .learning_base import LearningEstimator, _check_point, _ln, _number, _positive
@@ -172,14 +174,10 @@ class _CubeProtocol(LearningEstimator):
         B_axis, B, K = tun["B_axis"], tun["B"], tun["K"]
         mom = inst.moments(B_axis)
         H = hadamard_matrix(K)
-        pad = np.zeros(K)
-        truth = [hadamard_encode(np.concatenate([mom.q, pad[B:]]))]  # Q = H q (134)
-        if self._coords_per_cube == 2:
-            truth.append(hadamard_encode(np.concatenate([mom.p, pad[B:]])))  # P = H p (190)
-        truth = np.concatenate(truth)
+        truth = self._truth(mom, K)
         probs = _cell_probs(mom)
         plan = tun["plan"]
-        tuning = TwoStageTuning(1.0, 4.0 / math.sqrt(m), math.sqrt(math.log(n) / m))
+        tuning = self._stage_tuning(n, m)
         est = np.zeros(len(truth))
         fails = 0
         for coords, size in zip(plan, sizes):
@@ -193,14 +191,64 @@ class _CubeProtocol(LearningEstimator):
                                        rng, mu=float(truth[k]))
                 est[k] = out["estimate"]
                 fails += not out["stage1_ok"]
+        info = {"stage1_ok": fails == 0, "stage1_failures": int(fails), **self._info(n, m, eps, tun, sizes, tuning)}
+        return inst, mom, K, est, truth, info
+
+    def _truth(self, mom: CubeMoments, K: int) -> np.ndarray:
+        """The coordinates' means: Q = H_K q (134), then P = H_K p (190) for Algorithm 5 (cubes B+1..K: 0)."""
+        pad = np.zeros(K - mom.B)
+        truth = [fwht(np.concatenate([mom.q, pad]))]  # = hadamard_encode, without the K×K matrix
+        if self._coords_per_cube == 2:
+            truth.append(fwht(np.concatenate([mom.p, pad])))
+        return np.concatenate(truth)
+
+    @staticmethod
+    def _stage_tuning(n, m) -> TwoStageTuning:
+        """Algorithm 1 per coordinate: D = 1, h = 4/√m, Δ = √(ln n/m) (module docstring)."""
+        return TwoStageTuning(1.0, 4.0 / math.sqrt(m), math.sqrt(math.log(n) / m))
+
+    def _info(self, n, m, eps, tun, sizes, tuning) -> dict:
         stage1_users = int(sizes.min()) // 2
         cond = n * min(eps ** 2, 1.0) / (_ln(m) + _ln(n)) if m > 1 else math.inf
-        info = {"stage1_ok": fails == 0, "stage1_failures": int(fails), "groups": len(plan),
-                "l": tun["l"], "B": B, "K": K, "regime": tun["regime"], "eps_instance": tun["eps_instance"],
-                "low_privacy_l": tun["low_privacy_l"], "h": tuning.h, "delta": tuning.delta,
-                "bins": tuning.bins, "min_stage1_users": stage1_users,
+        return {"groups": len(tun["plan"]), "l": tun["l"], "B": tun["B"], "K": tun["K"], "regime": tun["regime"],
+                "eps_instance": tun["eps_instance"], "low_privacy_l": tun["low_privacy_l"], "h": tuning.h,
+                "delta": tuning.delta, "bins": tuning.bins, "min_stage1_users": stage1_users,
                 "stage1_size_eps2": stage1_users * min(tun["eps_instance"] ** 2, 1.0), "condition_ratio": cond}
-        return inst, mom, K, est, truth, info
+
+    # ----------------------------------------------------------------- expected risk (no Monte Carlo)
+
+    def _decoded_sds(self, inst: LabelInstance, n, m, eps, d) -> tuple:
+        """(moments, info, sd of q̂_b, sd of p̂_b or None): the law of :mod:`.exact` at (n, m, ε, d).
+
+        One coordinate per group (ε < 2): independent coordinates, one sd for every cube.  Larger ε:
+        the coordinates of a group share its users (:func:`~.exact.decoded_variance`), sds per cube;
+        for regression a group must not mix Q and P coordinates (then q̂_b and p̂_b would be correlated).
+        """
+        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        tun, sizes = self.groups(n, m, eps, d)
+        plan = tun["plan"]
+        mom = inst.moments(tun["B_axis"])
+        K = tun["K"]
+        tuning = self._stage_tuning(n, m)
+        truth = self._truth(mom, K)
+        lam = (3 * tuning.h + 2 * tuning.delta) / tun["eps_instance"]
+        n2 = sizes - sizes // 2  # stage II users of each group
+        info = self._info(n, m, eps, tun, sizes, tuning)
+        if all(len(coords) == 1 for coords in plan):
+            per = np.empty(len(truth))
+            per[np.array([coords[0] for coords in plan])] = n2
+            var = coordinate_variances(truth, m, lam, per)
+            sd_p = decoded_sd(var[K:]) if self._coords_per_cube == 2 else None
+            return mom, info, decoded_sd(var[:K]), sd_p
+        check(all(max(c) < K or min(c) >= K for c in plan), "eps", eps,
+              "a value whose Algorithm 2 groups do not mix Q and P coordinates (regression, exact path)")
+        P = truth[K:] if self._coords_per_cube == 2 else fwht(np.concatenate([mom.p, np.zeros(K - mom.B)]))
+        sds = []
+        for block, T in enumerate(np.split(truth, self._coords_per_cube)):
+            chosen = [(np.asarray(c) - block * K, w) for c, w in zip(plan, n2) if (min(c) >= K) == bool(block)]
+            var = decoded_variance([c for c, _ in chosen], K, T, P, m, lam, np.array([w for _, w in chosen]))
+            sds.append(np.sqrt(var[:mom.B]))
+        return mom, info, sds[0], (sds[1] if self._coords_per_cube == 2 else None)
 
 
 class Algorithm4(_CubeProtocol):
@@ -274,6 +322,12 @@ class Algorithm4(_CubeProtocol):
                     sign_errors=int(np.sum((q_hat < 0) != (mom.q < 0))))
         return info
 
+    def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
+        """E(R − R* | instance) with q̂_b normal (:func:`~.exact.classification_risk`), and the tuning."""
+        mom, info, sd_q, _ = self._decoded_sds(inst, n, m, eps, d)
+        info["in_regime"] = bool(info["condition_ratio"] >= self.c2 and info["stage1_size_eps2"] >= self.min_stage1)
+        return {**info, "error": classification_risk(mom, sd_q), "sd_q": sd_q}
+
 
 class Algorithm5(_CubeProtocol):
     r"""Algorithm 5: nonparametric regression under user-level ε-LDP (Appendix F.1, Theorem 11).
@@ -334,3 +388,10 @@ class Algorithm5(_CubeProtocol):
                     p_hat_1=float(p_hat[0]), p_1=float(mom.p[0]), T=self.T,
                     bias2=regression_risk(mom.q / mom.p, mom), nonpositive_p=int(np.sum(p_hat <= 0)))
         return info
+
+    def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
+        """E(∫(η̂ − η)²f | instance) with q̂_b, p̂_b normal (:func:`~.exact.regression_risk_gaussian`)."""
+        mom, info, sd_q, sd_p = self._decoded_sds(inst, n, m, eps, d)
+        info["in_regime"] = bool(info["condition_ratio"] >= 2 * self.c2
+                                 and info["stage1_size_eps2"] >= self.min_stage1)
+        return {**info, "error": regression_risk_gaussian(mom, sd_q, sd_p, self.T), "sd_q": sd_q, "sd_p": sd_p}

@@ -1,4 +1,4 @@
-r"""Local slopes of the law-free rates over sliding windows, and the verdict on the deepest one.
+r"""Local slopes of the law-free rates (Table I's and the user-level ones) over sliding windows, and the verdict on the deepest one.
 
 A whole-range slope of log M on log x (x = N or ε) mixes the pre-asymptotic
 start of a sweep with its asymptotic end.  Here the slope is taken locally:
@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..core.fit import fit_slope, verdict
+from .fit import fit_slope, verdict
 
 __all__ = ["WINDOW_DECADES", "WINDOW_MIN_POINTS", "PREVIOUS_MAX_OVERLAP", "EXACT_REL_ERROR", "CI_EXACT",
            "CI_MONTE_CARLO", "ols_slope", "local_slope", "window_fits", "deepest_pair", "agree", "window_verdict",
@@ -66,6 +66,8 @@ EXACT_REL_ERROR = 1e-6
 RHO_MAX = 0.9  # the AR(1) inflation of an exact window's error is at most sqrt(19)
 CI_EXACT = "OLS on exact entries, residual SE (grid discreteness + curvature) x AR(1) factor, t(n-2)"
 CI_MONTE_CARLO = "WLS on Monte-Carlo SEs, Birge-inflated, normal"
+
+AXIS_SYMBOLS = {"eps": "ε"}  # how window_text writes an axis (others: its own name, N, n, m)
 
 WINDOW_COLUMNS = ["window", "window_lo", "window_hi", "window_centre", "span_decades", "points", "slope",
                   "se", "ci_low", "ci_high", "rho", "ci_method", "depth", "deepest", "previous"]
@@ -144,17 +146,20 @@ def _runs(log10_x: np.ndarray, decades: float, min_points: int) -> list:
 
 
 def window_fits(frame: pd.DataFrame, axis: str, value: str, se: str, exact: bool,
-                decades: float = WINDOW_DECADES, min_points: int = WINDOW_MIN_POINTS) -> pd.DataFrame:
+                decades: float = WINDOW_DECADES, min_points: int = WINDOW_MIN_POINTS,
+                depth: str = "h_est_star") -> pd.DataFrame:
     """Local slope of log ``frame[value]`` on log ``frame[axis]`` over every window (module docstring).
 
-    ``frame`` holds one (axis, d) row's usable points with ``h_est_star`` (the
-    depth).  Returns one row per window (:data:`WINDOW_COLUMNS`), the deepest
-    and previous windows flagged.
+    ``frame`` holds one (axis, d) row's usable points with the column ``depth``
+    (smaller is deeper: Table I's oracle bandwidth h*_est; the user-level rows
+    use the oracle cube length, or 1/x where the tuning has no length).  Returns
+    one row per window (:data:`WINDOW_COLUMNS`), the deepest and previous
+    windows flagged.
     """
     frame = frame.sort_values(axis)
     x = frame[axis].to_numpy(float)
     lx = np.log10(x)
-    log_h = np.log(frame.h_est_star.to_numpy(float))
+    log_h = np.log(frame[depth].to_numpy(float))
     rows = []
     for k, run in enumerate(_runs(lx, decades, min_points)):
         part = slice(run.start, run.stop)
@@ -214,7 +219,7 @@ def window_verdict(deep, prev, theory: float, tol: float) -> str:
 
 def window_text(axis: str, win) -> str:
     """``ε 1e-06–1e-05 (7 pts): -0.668 [-0.675, -0.661]``."""
-    return (f"{'N' if axis == 'N' else 'ε'} {win.window_lo:.3g}–{win.window_hi:.3g} ({int(win.points)} pts): "
+    return (f"{AXIS_SYMBOLS.get(axis, axis)} {win.window_lo:.3g}–{win.window_hi:.3g} ({int(win.points)} pts): "
             f"{win.slope:.3f} [{win.ci_low:.3f}, {win.ci_high:.3f}]")
 
 
