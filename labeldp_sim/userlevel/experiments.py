@@ -48,7 +48,7 @@ __all__ = ["UserLevelSpec", "UserPoint", "validate_userlevel", "UserLevelPlan", 
 TASKS = ("mean", "so", "classification", "regression")
 AXES = ("n", "m", "eps", "d")
 NODE_KEYS = ("task", "family", "estimators", "d", "trials", "path", "sweeps", "min_stage1_success")
-PATHS = ("sufficient", "per_user")
+PATHS = ("sufficient", "per_user", "exact")  # exact: each trial is E[error | its instance] (:mod:`.exact`)
 MAX_D = 4096
 # the code user-level trials run, besides the core and privacy (see core.provenance)
 PACKAGES = ("userlevel",)
@@ -319,6 +319,10 @@ def validate_userlevel(cfg) -> UserLevelSpec:
     check(is_int(trials) and 2 <= trials <= 1_000_000, "userlevel.trials", trials, "an integer in [2, 10**6]")
     path = node.get("path", "sufficient")
     check(path in PATHS, "userlevel.path", path, list(PATHS))
+    if path == "exact":
+        lacking = sorted(name for name, est in built.items() if not hasattr(est, "expected_error"))
+        check(not lacking, "userlevel.path", path, f"sufficient or per_user ({', '.join(lacking)} has no exact "
+              f"expected error; those that do: alg1 on two-point families, alg4, alg5)")
     floor = node.get("min_stage1_success", 0.99)
     check(is_number(floor) and 0 <= floor <= 1, "userlevel.min_stage1_success", floor, "a number in [0, 1]")
     sweeps = _sweeps(node, dims)
@@ -350,7 +354,12 @@ def _records(estimator_name, estimator, family, family_name, point: UserPoint, r
     for r in reps:
         start = time.perf_counter()
         rng = keyed_rng(seed, "userlevel", estimator_name, point.key, r)
-        out = estimator.trial(family, point.n, point.m, point.eps, point.d, rng, path=path)
+        if path == "exact":  # the trial's instance (its hidden signs, x0...) drawn as a trial does; no protocol run
+            estimator.check_point(family, point.n, point.m, point.eps, point.d)
+            inst = family.instance(rng, point.n, point.m, point.eps, point.d)
+            out = estimator.expected_error(inst, point.n, point.m, point.eps, point.d)
+        else:
+            out = estimator.trial(family, point.n, point.m, point.eps, point.d, rng, path=path)
         ok = out.get("stage1_ok")
         rows.append({"seed_key": f"{point.key}-{r}", "estimator": estimator_name, "family": family_name,
                      "n": point.n, "m": point.m, "eps": point.eps, "d": point.d, "replicate": r,

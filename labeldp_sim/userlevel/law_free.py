@@ -287,8 +287,7 @@ def _point_records(spec: UserLawFreeSpec, axis: str, pt: UserPoint, todo: list) 
         fam = families_.setdefault(scale, spec.family(scale))
         est = ests.setdefault(tuning, spec.estimator(tuning))
         insts = instances.setdefault((scale, draw), _instances(fam, spec, pt, scale, draw))
-        try:
-            est.check_point(fam, pt.n, pt.m, pt.eps, pt.d)
+        try:  # expected_error applies the estimator's own point rule (as check_point) first
             outs = [est.expected_error(inst, pt.n, pt.m, pt.eps, pt.d) for inst in insts]
             admitted = bool(outs[0].get("stage1_size_eps2", math.inf) >= spec.min_stage1)
             error = float(np.mean([out["error"] for out in outs]))

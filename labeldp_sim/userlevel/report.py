@@ -38,6 +38,7 @@ import pandas as pd  # noqa: E402
 from ..core.fit import fit_slope, verdict  # noqa: E402
 from ..core.report import markdown_table, plot_rates  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
+from ..core.windows import ols_slope  # noqa: E402
 from .theory import RATES, SLIPS, TABLE1_ROWS, expected_slope  # noqa: E402
 
 __all__ = ["summarize", "fit_userlevel", "write_userlevel", "write_table1", "TRIAL_COLUMNS"]
@@ -114,10 +115,14 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     series = summary.assign(series_d=np.where(summary.axis == "d", 0, summary.d))
     for (estimator, axis, d), group in series.groupby(["estimator", "axis", "series_d"], sort=False):
-        used = group[group.in_regime & (group["mean"] > 0) & (group.se > 0)]
+        exact = spec.path == "exact"  # entries are expectations; a family without randomness has se = 0
+        used = group[group.in_regime & (group["mean"] > 0) & ((group.se > 0) | exact)]
         point = _fixed(spec, group.iloc[0])  # the swept axis's own value is replaced by the grid in the fit
         fixed = {k: v for k, v in point.items() if k != axis}
-        fitted = fit_slope(used[axis], used["mean"], used["se"]) if len(used) >= max(spec.min_points, 2) else None
+        fitted = None
+        if len(used) >= max(spec.min_points, 2):
+            fitted = (ols_slope(used[axis], used["mean"]) if exact and not (used.se > 0).all()
+                      else fit_slope(used[axis], used["mean"], used["se"]))
         for rank, name in enumerate(spec.rates[estimator]):
             rate = RATES[name]
             row = {"experiment": spec.name, "family": spec.family_name,
@@ -302,12 +307,19 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
     """One cell of the at-a-glance table: the law-free verdict (minimax) and the law-tied one, or why not run."""
     texts = []
     if part in ("n", "m", "eps", "d"):
-        for r in free[(free.axis == part) & free.primary.astype(bool)].itertuples():
-            texts.append(f"law-free {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})")
+        lf = free[free.primary.astype(bool)]
+        # law-free rows at d >= 2 test the d in the exponent: they fill the d column; ε rows past 1 the ε > 1 one
+        lf = (lf[lf.d.astype(float) >= 2] if part == "d" else
+              lf[(lf.d.astype(float) < 2) & (lf.axis == part) & ~((lf.axis == "eps") & (lf.deep_lo.astype(float) > 1))])
+        for r in lf.itertuples():
+            where = f"d = {r.d}, {r.axis}: " if part == "d" else ""
+            texts.append(f"law-free {where}{r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})")
         for r in tied[(tied.axis == part) & tied.primary.astype(bool)].itertuples():
             texts.append(f"{r.experiment}: {r.verdict}")
     elif part == "eps>1":
-        above = tied[tied.primary.astype(bool) & (((tied.axis == "eps") & (tied.x_max > 1))
+        lf = free[free.primary.astype(bool) & (free.axis == "eps") & (free.deep_lo.astype(float) > 1)]
+        texts += [f"law-free {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})" for r in lf.itertuples()]
+        above = tied[tied.primary.astype(bool) & (((tied.axis == "eps") & (tied.x_max.astype(float) > 1))
                                                   | tied.fixed.map(_eps_of).gt(1))]
         texts += [f"{r.experiment} ({r.axis}): {r.verdict}" for r in above.itertuples()]
     elif part == "item":  # the item-level baselines sit under Baselines; ITEM_LEVEL names whose row they are
@@ -334,7 +346,7 @@ def _at_a_glance(fits: pd.DataFrame, free: pd.DataFrame) -> list:
     fits = fits.reindex(columns=list(dict.fromkeys([*fits.columns, "axis", "primary", "rate", "fixed", "x_max",
                                                     "verdict", "experiment", "estimator", "table1_row"])))
     free = free.reindex(columns=list(dict.fromkeys([*free.columns, "axis", "primary", "verdict", "deep_slope",
-                                                    "theory", "table1_row"])))
+                                                    "theory", "table1_row", "d", "deep_lo"])))
     rows = []
     for row in TABLE1_ROWS:
         tied = fits[fits.table1_row == row.task] if len(fits) else fits

@@ -14,7 +14,7 @@ from labeldp_sim.core.cli import run_experiment, validate_job
 from labeldp_sim.core.errors import ConfigError
 from labeldp_sim.core.points import keyed_rng
 from labeldp_sim.userlevel import integrals
-from labeldp_sim.userlevel.exact import clipped_normal_moments, fwht
+from labeldp_sim.userlevel.exact import clipped_normal_moments, decoded_variance, fwht
 from labeldp_sim.userlevel.families import Thm2Hard
 from labeldp_sim.userlevel.label_families import Thm10Hard, Thm12Hard
 from labeldp_sim.userlevel.law_free_fit import point_values
@@ -140,3 +140,68 @@ def test_bad_law_free_input_names_its_key(make_cfg, tmp_path, override, key):
     with pytest.raises(ConfigError) as err:
         validate_job(make_cfg([*SMALL, f"paths.results_dir={tmp_path}", override]))
     assert err.value.key == key
+
+
+def _cells_covariance(p, q, K):
+    """Covariance of one sample's K statistics U_k = y H_K[k, cube], from the 2B cells' probabilities."""
+    H = hadamard(K)
+    cells = [(b, y, (p[b] + y * q[b]) / 2) for b in range(len(p)) for y in (1, -1)]
+    X = np.array([[y * H[k, b] for k in range(K)] for b, y, _ in cells])
+    w = np.array([c[2] for c in cells])
+    centred = X - w @ X
+    return centred.T @ (w[:, None] * centred)
+
+
+@pytest.mark.parametrize("groups", [[[0, 1, 2], [3, 4], [5, 6, 7]], [[0, 1], [2, 3], [4, 5], [6, 7]],
+                                    [list(range(8))], [[k] for k in range(8)]])
+def test_decoded_variance_equals_the_direct_covariance(groups):
+    """Var of (H Q̂)_b / K from the statistics' covariance matrix, group by group, against the
+    closed form through Sylvester's H_kc H_k'c = H_{k⊕k',c} (general and aligned-block paths)."""
+    K, B, m, lam = 8, 6, 4, 0.7
+    rng = np.random.default_rng(1)
+    p = rng.random(B)
+    p /= p.sum()
+    q = (rng.random(B) - 0.5) * p
+    cov = _cells_covariance(p, q, K)
+    H = hadamard(K)
+    n2 = np.arange(10.0, 10.0 * (len(groups) + 1), 10.0)
+    direct = np.zeros(K)
+    for b in range(K):
+        for S, w in zip(groups, n2):
+            h = np.zeros(K)
+            h[S] = H[b, S]
+            direct[b] += (h @ cov @ h / m + 2 * lam ** 2 * len(S)) / w
+    direct /= K ** 2
+    pad = np.zeros(K - B)
+    got = decoded_variance(groups, K, fwht(np.r_[q, pad]), fwht(np.r_[p, pad]), m, lam, n2)
+    # the same sums in another order: equal up to rounding
+    np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-18)
+
+
+@pytest.mark.slow  # ~60 s: the medium regime draws every coordinate of a group from the same users
+@pytest.mark.parametrize("est, fam, eps", [(Algorithm4(c_l=2.0), Thm10Hard(), 3.0),
+                                           (Algorithm5(c_l=2.0), Thm12Hard(), 4.0)])
+def test_expected_error_with_shared_users_agrees_with_the_trials(est, fam, eps):
+    """ε > 2: a group's coordinates share its users (Algorithm 2's medium regime)."""
+    assert est.tuning(2 ** 18, 256, eps, 1)["regime"] == "medium"
+    gap, se, level = _mc_vs_exact(est, fam, 2 ** 18, 256, eps, 1, 40)
+    assert abs(gap) <= Z_MAX * se, (gap, se, level)
+
+
+def test_the_exact_path_of_a_law_tied_experiment(make_cfg, tmp_path):
+    """userlevel.path=exact: each trial is E[error | its instance]; the sine family has none to draw."""
+    cfg = make_cfg(["experiment=ul_reg", f"paths.results_dir={tmp_path}", "runner.progress=false",
+                    "runner.n_jobs=1", "userlevel.sweeps.n.values=[262144,1048576,4194304]",
+                    "userlevel.sweeps.m.values=[256,1024,4096]"])
+    out = run_experiment(cfg)
+    trials = out["trials"]
+    assert (trials.path == "exact").all()
+    assert trials.groupby(["n", "m"]).error.nunique().eq(1).all()  # no hidden randomness: one value per point
+    fits = out["fits"]
+    assert fits[fits.primary].verdict.isin(["upper bound respected"]).all()
+
+
+def test_the_exact_path_refuses_an_estimator_without_one(make_cfg, tmp_path):
+    with pytest.raises(ConfigError) as err:
+        validate_job(make_cfg(["experiment=ul_mean_l2", "userlevel.path=exact", f"paths.results_dir={tmp_path}"]))
+    assert err.value.key == "userlevel.path" and "kashin" in err.value.allowed
