@@ -47,9 +47,6 @@ _CHUNK = 1 << 22
 # Sufficient path, q >= 3 support points: the group's multiset is drawn over the user types (count
 # vectors) when there are at most this many of them and that is cheaper than a count vector per user.
 _TYPES_MAX = 1 << 17
-# Users whose count vectors are drawn (and whose means are computed) at once: keeps the working set in
-# the core's cache (one (n, q) int64 array of 10^4+ users at once runs ~1.5x slower); not the law.
-_BLOCK = 2048
 
 
 class UserValues:
@@ -131,12 +128,7 @@ class UserValues:
         """Per-atom user mean X̄ = Σ_a c_a s_a / m, shape (k,) or (k, d)."""
         if self.support is None:
             return self.atoms.astype(float, copy=False)
-        if len(self.atoms) <= _BLOCK:
-            return (self.atoms @ self.support) / self.m
-        out = np.empty((len(self.atoms),) + self.support.shape[1:])
-        for start in range(0, len(self.atoms), _BLOCK):  # in blocks of users: same numbers, cache-sized
-            out[start:start + _BLOCK] = self.atoms[start:start + _BLOCK] @ self.support
-        return out / self.m
+        return (self.atoms @ self.support) / self.m
 
     def sample_sums(self, f) -> np.ndarray:
         """Per-atom Σ_j f(X_j) for a per-sample map ``f`` (e.g. a per-sample clip).
@@ -218,12 +210,11 @@ def _compositions(m: int, q: int) -> np.ndarray:
 
 @lru_cache(maxsize=32)
 def _multinomial_users(m: int, probs: tuple):
-    """(types, pmf, cum): the count vectors c of Multinomial(m, probs) with pmf(c) > 0, their
-    normalised pmf, most probable first, and its cumulative sum.
+    """(types, pmf, tail): the count vectors c of Multinomial(m, probs) with pmf(c) > 0, their
+    normalised pmf, most probable first, and tail[i] = Σ_{j >= i} pmf[j].
 
     The group-level analogue of :func:`_binomial_users` for q >= 3 points: a user is fixed by its
-    count vector, so the group's counts over the types are Multinomial(n_users, pmf), and numpy's
-    multinomial stops once every user is placed (mode first: after the types that hold them).
+    count vector, so the group's counts over the types are Multinomial(n_users, pmf).
     pmf(c) = m!/Π c_a! · Π p_a^{c_a}, computed in logs.  Cached on (m, probs).
     """
     types = _compositions(m, len(probs))
@@ -234,10 +225,10 @@ def _multinomial_users(m: int, probs: tuple):
     keep = np.flatnonzero(pmf > 0)
     order = keep[np.argsort(-pmf[keep], kind="stable")]
     types, pmf = types[order], pmf[order]
-    cum = np.cumsum(pmf)
-    for a in (types, pmf, cum):
+    tail = np.cumsum(pmf[::-1])[::-1].copy()  # summed from the small end: exact enough for tiny tails
+    for a in (types, pmf, tail):
         a.setflags(write=False)
-    return types, pmf, cum
+    return types, pmf, tail
 
 
 def _types_cheaper(n_users: int, m: int, q: int) -> bool:
@@ -252,15 +243,35 @@ def _types_cheaper(n_users: int, m: int, q: int) -> bool:
 
 
 def _draw_types(rng, n_users: int, m: int, probs) -> tuple:
-    """(atoms, counts): the distinct count vectors of ``n_users`` users and how many users hold each."""
+    """(atoms, counts): the distinct count vectors of ``n_users`` users and how many users hold each.
+
+    Multinomial(n_users, pmf) over the types, most probable first, drawn block by block: the users
+    in a block of types are Bin(users left, block mass / mass left), then spread over the block by a
+    multinomial; every user is placed after the few blocks that hold the probable types, so the
+    (many, improbable) types after them cost nothing.  The blocks only order the work: it is the
+    sequential-conditional form of the same multinomial.
+    """
     probs = np.asarray(probs, dtype=float)
     perm = np.argsort(-probs, kind="stable")  # canonical order of the points: one cache entry per law
-    types, pmf, _ = _multinomial_users(m, tuple(float(x) for x in probs[perm]))
-    counts = rng.multinomial(n_users, pmf)
-    hit = np.flatnonzero(counts)
+    types, pmf, tail = _multinomial_users(m, tuple(float(x) for x in probs[perm]))
+    hits, held = [], []
+    left, start, size = int(n_users), 0, 1024
+    while left > 0:
+        stop = min(start + size, len(pmf))
+        block = pmf[start:stop]
+        mass = float(block.sum())
+        k = left if stop == len(pmf) else int(rng.binomial(left, min(1.0, mass / float(tail[start]))))
+        if k:
+            c = rng.multinomial(k, block / mass)
+            h = np.flatnonzero(c)
+            hits.append(start + h)
+            held.append(c[h])
+        left -= k
+        start, size = stop, 2 * size
+    hit = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
     atoms = np.empty((len(hit), len(probs)), dtype=np.int64)
     atoms[:, perm] = types[hit]
-    return atoms, counts[hit]
+    return atoms, (np.concatenate(held) if held else np.zeros(0, dtype=np.int64))
 
 
 def draw_users(rng, n_users, m, support, probs, path, transform=None) -> UserValues:
@@ -317,7 +328,5 @@ def draw_users(rng, n_users, m, support, probs, path, transform=None) -> UserVal
     if _types_cheaper(n_users, m, q):
         atoms, counts = _draw_types(rng, n_users, m, probs)
         return UserValues(atoms, counts, False, support=support, m=m)
-    atoms = np.empty((n_users, q), dtype=np.int64)
-    for start in range(0, n_users, _BLOCK):  # the same draws, in the same order, as one call
-        atoms[start:start + _BLOCK] = rng.multinomial(m, probs, size=min(_BLOCK, n_users - start))
+    atoms = rng.multinomial(m, probs, size=n_users)
     return UserValues(atoms, np.ones(n_users, dtype=np.int64), False, support=support, m=m)
