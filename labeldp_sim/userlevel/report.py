@@ -275,18 +275,18 @@ NOT_RUN = {
     ("mean_heavy", "item"): "item_heavy is in the registry; no item-level estimator runs on the spike family yet",
     ("mean_heavy", "law_free"): "the paper gives no lower bound; the spike family (SPEC §6) has no exact path yet",
     ("so", "eps"): "no ε sweep yet", ("so", "eps>1"): "no ε > 1 sweep yet",
-    ("so", "d"): "SO runs at d = 2 (the SPEC asks d = 4 with CI half-widths <= 0.05: ~4x the trials)",
+    ("so", "d"): "SO runs at d = 2, 126 trials (n-slope CI ±0.19); d = 4 with CI half-widths <= 0.05 needs "
+                 ">= 2^20 users per point and ~20x the trials: hours (ul_so_paper runs d = 4), not make sweep's 6 minutes",
     ("so", "item"): "the item-level column (Duchi et al., 2013) has no estimator here",
     ("so", "law_free"): "the paper gives no lower bound for SO",
     ("classification", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run "
                                  "at ε = 1",
-    ("classification", "d"): "d = 1 only: the exact bump overlaps are vectorised at d = 1; d >= 2 costs ~1 s "
-                             "per entry (law-free) and the law-tied family is 1-D",
+    ("classification", "d"): "d = 2 law-free in experiments/minimax_d2.txt (make minimax MINIMAX_SUITE=...)",
     ("classification", "beta_gamma"): "β = γ = 1 only (exponents in β, γ not swept)",
     ("classification", "item"): "the item-level column (Berrett & Butucea, 2019) has no estimator here",
     ("regression", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run at "
                              "ε = 1",
-    ("regression", "d"): "d = 1 only (as classification)",
+    ("regression", "d"): "d = 2 law-free in experiments/minimax_d2.txt (make minimax MINIMAX_SUITE=...)",
     ("regression", "beta_gamma"): "β = 1 only (exponent in β not swept)",
     ("regression", "item"): "the item-level column (Berrett et al., 2021) has no estimator here",
 }
