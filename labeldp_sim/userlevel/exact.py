@@ -46,26 +46,12 @@ import math
 import numpy as np
 from scipy import integrate, special, stats
 
-__all__ = ["fwht", "decoded_variance", "alg1_expected_error", "stage_one_choice", "coordinate_variances", "decoded_sd",
+from .hadamard import fwht, hadamard_matrix
+
+__all__ = ["decoded_variance", "alg1_expected_error", "stage_one_choice", "coordinate_variances", "decoded_sd",
            "classification_risk", "clipped_normal_moments", "regression_risk_gaussian", "GH_NODES"]
 
 GH_NODES = 48  # Gauss–Hermite nodes over p̂: the integrand is smooth in p̂ (error < 1e-12 relative)
-
-
-def fwht(x) -> np.ndarray:
-    r"""H_K x for Sylvester's H_K (K = x.shape[-1], a power of 2) in O(K log K), along the last axis.
-
-    The butterflies of H_{2k} = [[H, H], [H, −H]]: equal to ``x @ scipy.linalg.hadamard(K)`` (H is
-    symmetric) without the K×K matrix (K reaches 2^16 on deep points).
-    """
-    y = np.array(x, dtype=float)
-    shape, K = y.shape, y.shape[-1]
-    h = 1
-    while h < K:
-        y = y.reshape(*shape[:-1], -1, 2, h)
-        y = np.stack([y[..., 0, :] + y[..., 1, :], y[..., 0, :] - y[..., 1, :]], axis=-2).reshape(shape)
-        h *= 2
-    return y
 
 
 FWHT_BATCH = 1 << 22  # entries of the groups × K matrix transformed at once (32 MiB of float64)
@@ -77,7 +63,7 @@ def _aligned_width(groups, K: int) -> int:
     if w & (w - 1) or w * len(groups) != K:
         return 0
     starts = np.array([g[0] for g in groups])
-    ok = all(len(g) == w for g in groups) and np.array_equal(np.sort(starts), np.arange(0, K, w))
+    ok = all(len(g) == w for g in groups) and np.array_equal(starts, np.arange(0, K, w))  # in order: n2 pairs by row
     return w if ok and all(np.array_equal(np.asarray(g), np.arange(g[0], g[0] + w)) for g in groups) else 0
 
 
@@ -85,19 +71,14 @@ def _aligned_variance(w: int, K: int, T, P, m: int, lam: float, n2) -> np.ndarra
     r""":func:`decoded_variance` for aligned blocks of width w, in O(K w): s ⊕ j = s + j for j < w, so
     H_{b,s+j} = H_{b,s}H_{b,j}; then c_S = w·1{j < w}, and G_S(b)² = (Σ_{j<w} H_{b mod w, j} T_{s+j})²
     (H_{b,j}, j < w, depends on b's low bits only)."""
-    inv = 1.0 / n2  # groups in start order, as _aligned_width checked (Algorithm 2's plan lists them so)
-    A = T.reshape(K // w, w) @ hadamard_w(w)  # row g: G_{S_g}(b) for b mod w = 0..w−1, up to H_{b,s} = ±1
+    inv = 1.0 / n2  # groups in start order, as _aligned_width checked
+    A = T.reshape(K // w, w) @ hadamard_matrix(w)  # row g: G_{S_g}(b) for b mod w = 0..w−1, up to H_{b,s} = ±1
     g2 = (A * A * inv[:, None]).sum(axis=0)
     counts = np.zeros(K)
     counts[:w] = w * inv.sum()
     F = fwht(counts * P)
     noise = 2.0 * lam ** 2 * w * inv.sum()
     return (noise + (F - np.tile(g2, K // w)) / m) / K ** 2
-
-
-def hadamard_w(w: int) -> np.ndarray:
-    """Sylvester's H_w (w a power of 2), by :func:`fwht` of the identity."""
-    return fwht(np.eye(w))
 
 
 def decoded_variance(groups, K: int, T, P, m: int, lam: float, n2) -> np.ndarray:

@@ -14,7 +14,7 @@ from scipy.linalg import hadamard
 
 from ..core.errors import check
 
-__all__ = ["hadamard_matrix", "hadamard_encode", "hadamard_decode"]
+__all__ = ["hadamard_matrix", "hadamard_encode", "hadamard_decode", "fwht"]
 
 
 @lru_cache(maxsize=32)
@@ -36,3 +36,19 @@ def hadamard_decode(Q) -> np.ndarray:
     r"""q̂ = H_K^{-1} Q̂ = H_K Q̂ / K (138): exact inverse of :func:`hadamard_encode`."""
     Q = np.asarray(Q, dtype=float)
     return hadamard_matrix(len(Q)) @ Q / len(Q)
+
+
+def fwht(x) -> np.ndarray:
+    r"""H_K x for Sylvester's H_K (K = x.shape[-1], a power of 2) in O(K log K), along the last axis.
+
+    The butterflies of H_{2k} = [[H, H], [H, −H]]: equal to ``x @ scipy.linalg.hadamard(K)`` (H is
+    symmetric) without the K×K matrix (K reaches 2^16 on deep points).
+    """
+    y = np.array(x, dtype=float)
+    shape, K = y.shape, y.shape[-1]
+    h = 1
+    while h < K:
+        y = y.reshape(*shape[:-1], -1, 2, h)
+        y = np.stack([y[..., 0, :] + y[..., 1, :], y[..., 0, :] - y[..., 1, :]], axis=-2).reshape(shape)
+        h *= 2
+    return y

@@ -215,7 +215,7 @@ def _bump_overlaps(Be, Bi, d, powers):
         # the pieces repeat (the two grids' pattern has period 1/gcd(Be, Bi)): integrate each distinct one once
         seg = np.round(np.stack([ulo, uhi], axis=1), 12)
         _, seg_id = np.unique(seg, axis=0, return_inverse=True)
-        combos, first, back = np.unique(seg_id.ravel()[c], axis=0, return_index=True, return_inverse=True)
+        _, first, back = np.unique(seg_id.ravel()[c], axis=0, return_index=True, return_inverse=True)
         rep = c[first]
         w = np.stack([vol * box_radial_integral_many(ulo[rep], uhi[rep], zeros, -ones, zeros, ones, 0.0, 0.5,
                                                      "bump", p)[back.ravel()] for p in powers], axis=1)

@@ -193,8 +193,9 @@ def _sweeps(node: dict, dims: list) -> dict:
 
 
 def validate_user_law_free(cfg) -> UserLawFreeSpec:
-    """Validate a ``kind: userlevel_minimax`` config; compute nothing (a family and an estimator are built
-    once each, and every tuning is checked to have an exact risk at every point)."""
+    """Validate a ``kind: userlevel_minimax`` config; compute nothing (the family at both ends of its scale
+    grid and the estimator at both ends of its tuning grid are built; ``signs: exact`` is checked at the
+    sweeps' first and last points)."""
     basics = validate_common(cfg, NODE)
     mode = cfg.get("mode", "law_free")
     check(mode == "law_free", "mode", mode, ["law_free"] + [" (a userlevel_minimax experiment is law-free; "
@@ -234,9 +235,7 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
         fam = instantiate(f"{NODE}.scale", fam_classes[family_name], {**family_params, scale_key: s})
         if signs == 0:
             for pt in (spec.points()[0], spec.points()[-1]):
-                k = len(np.atleast_1d(fam.instance(np.random.default_rng(0), pt.n, pt.m, pt.eps, pt.d).params["v"]))
-                check(k <= MAX_EXACT_SIGNS, f"{NODE}.signs", "exact",
-                      f"a number of draws: {k} hidden signs at {pt.key} (exact needs <= {MAX_EXACT_SIGNS})")
+                _sign_count(fam, pt)
     for t in (tunings[0], tunings[-1]):
         instantiate(f"{NODE}.tuning", est_classes[est_name], {**est_params, tuning_key: t})
     return spec
@@ -266,14 +265,20 @@ class _SignPattern:
         return np.where(bits == 1, 0.25, 0.75)
 
 
+def _sign_count(fam, pt: UserPoint) -> int:
+    """The number k of hidden signs of ``fam``'s instance at ``pt``, checked for ``signs: exact`` (2^k patterns)."""
+    k = len(np.atleast_1d(fam.instance(_SignPattern(0), pt.n, pt.m, pt.eps, pt.d).params["v"]))
+    check(k <= MAX_EXACT_SIGNS, f"{NODE}.signs", "exact",
+          f"a number of draws: {k} hidden signs at {pt.key} (exact needs <= {MAX_EXACT_SIGNS})")
+    return k
+
+
 def _instances(fam, spec: UserLawFreeSpec, pt: UserPoint, scale: float, draw: int) -> list:
     """The instances one entry averages: one sign draw, or (``signs: exact``) every sign pattern."""
     if spec.signs:
         return [fam.instance(keyed_rng(spec.seed, "userlevel-law-free", pt.key, repr(scale), draw),
                              pt.n, pt.m, pt.eps, pt.d)]
-    k = len(np.atleast_1d(fam.instance(_SignPattern(0), pt.n, pt.m, pt.eps, pt.d).params["v"]))
-    check(k <= MAX_EXACT_SIGNS, f"{NODE}.signs", "exact", f"a number of draws ({k} hidden signs at {pt.key})")
-    return [fam.instance(_SignPattern(p), pt.n, pt.m, pt.eps, pt.d) for p in range(2 ** k)]
+    return [fam.instance(_SignPattern(p), pt.n, pt.m, pt.eps, pt.d) for p in range(2 ** _sign_count(fam, pt))]
 
 
 def _point_records(spec: UserLawFreeSpec, axis: str, pt: UserPoint, todo: list) -> pd.DataFrame:

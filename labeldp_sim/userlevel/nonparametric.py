@@ -45,9 +45,8 @@ from ..core.components import Interval, Nullable
 from ..core.errors import check
 from .contract import POSITIVE
 from .data import UserValues, draw_users
-from .hadamard import hadamard_decode, hadamard_matrix
-from .exact import (classification_risk, coordinate_variances, decoded_sd, decoded_variance, fwht,
-                    regression_risk_gaussian)
+from .exact import classification_risk, coordinate_variances, decoded_sd, decoded_variance, regression_risk_gaussian
+from .hadamard import fwht, hadamard_decode, hadamard_matrix
 from .integrals import CubeMoments, cube_index, excess_risk, regression_risk
 from .label_families import BETA, LabelFamily, LabelInstance
 from .learning_base import LearningEstimator, _check_point, _ln, _number, _positive
@@ -205,7 +204,12 @@ class _CubeProtocol(LearningEstimator):
     @staticmethod
     def _stage_tuning(n, m) -> TwoStageTuning:
         """Algorithm 1 per coordinate: D = 1, h = 4/√m, Δ = √(ln n/m) (module docstring)."""
-        return TwoStageTuning(1.0, 4.0 / math.sqrt(m), math.sqrt(math.log(n) / m))
+        return TwoStageTuning.theorem1(1.0, m, n)
+
+    def _in_regime(self, info: dict) -> bool:
+        """The theorem's condition n(ε²∧1) >= c2·(coordinates per cube)·(ln m + ln n) and SPEC §7's stage I size."""
+        return bool(info["condition_ratio"] >= self._coords_per_cube * self.c2
+                    and info["stage1_size_eps2"] >= self.min_stage1)
 
     def _info(self, n, m, eps, tun, sizes, tuning) -> dict:
         stage1_users = int(sizes.min()) // 2
@@ -317,7 +321,7 @@ class Algorithm4(_CubeProtocol):
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         inst, mom, K, Q_hat, Q, info = self._run(family, n, m, eps, d, rng, path)
         q_hat = hadamard_decode(Q_hat)[:mom.B]
-        info["in_regime"] = bool(info["condition_ratio"] >= self.c2 and info["stage1_size_eps2"] >= self.min_stage1)
+        info["in_regime"] = self._in_regime(info)
         info.update(error=excess_risk(q_hat, mom), q_hat_1=float(q_hat[0]), q_1=float(mom.q[0]),
                     sign_errors=int(np.sum((q_hat < 0) != (mom.q < 0))))
         return info
@@ -325,7 +329,7 @@ class Algorithm4(_CubeProtocol):
     def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
         """E(R − R* | instance) with q̂_b normal (:func:`~.exact.classification_risk`), and the tuning."""
         mom, info, sd_q, _ = self._decoded_sds(inst, n, m, eps, d)
-        info["in_regime"] = bool(info["condition_ratio"] >= self.c2 and info["stage1_size_eps2"] >= self.min_stage1)
+        info["in_regime"] = self._in_regime(info)
         return {**info, "error": classification_risk(mom, sd_q), "sd_q": sd_q}
 
 
@@ -382,8 +386,7 @@ class Algorithm5(_CubeProtocol):
         p_hat = hadamard_decode(est[K:])[:mom.B]
         safe = np.where(p_hat > 0, p_hat, 1.0)
         eta_hat = np.where(p_hat > 0, np.clip(q_hat / safe, -self.T, self.T), 0.0)
-        info["in_regime"] = bool(info["condition_ratio"] >= 2 * self.c2
-                                 and info["stage1_size_eps2"] >= self.min_stage1)
+        info["in_regime"] = self._in_regime(info)
         info.update(error=regression_risk(eta_hat, mom), q_hat_1=float(q_hat[0]), q_1=float(mom.q[0]),
                     p_hat_1=float(p_hat[0]), p_1=float(mom.p[0]), T=self.T,
                     bias2=regression_risk(mom.q / mom.p, mom), nonpositive_p=int(np.sum(p_hat <= 0)))
@@ -392,6 +395,5 @@ class Algorithm5(_CubeProtocol):
     def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
         """E(∫(η̂ − η)²f | instance) with q̂_b, p̂_b normal (:func:`~.exact.regression_risk_gaussian`)."""
         mom, info, sd_q, sd_p = self._decoded_sds(inst, n, m, eps, d)
-        info["in_regime"] = bool(info["condition_ratio"] >= 2 * self.c2
-                                 and info["stage1_size_eps2"] >= self.min_stage1)
+        info["in_regime"] = self._in_regime(info)
         return {**info, "error": regression_risk_gaussian(mom, sd_q, sd_p, self.T), "sd_q": sd_q, "sd_p": sd_p}

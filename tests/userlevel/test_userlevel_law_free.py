@@ -15,7 +15,8 @@ from labeldp_sim.core.cli import run_experiment, validate_job
 from labeldp_sim.core.errors import ConfigError
 from labeldp_sim.core.points import keyed_rng
 from labeldp_sim.userlevel import integrals
-from labeldp_sim.userlevel.exact import clipped_normal_moments, decoded_variance, fwht
+from labeldp_sim.userlevel.exact import clipped_normal_moments, decoded_variance
+from labeldp_sim.userlevel.hadamard import fwht
 from labeldp_sim.userlevel.families import Thm2Hard
 from labeldp_sim.userlevel.label_families import Thm10Hard, Thm12Hard
 from labeldp_sim.userlevel.law_free_fit import point_values
