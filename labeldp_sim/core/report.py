@@ -1,7 +1,12 @@
-"""Plots every paper shares: log-log error against one axis, with fitted and theory slopes."""
+"""Plots every paper shares: log-log error against one axis, with fitted and theory slopes.
+
+Every figure is written twice by :func:`write_figure`: a PNG for the Markdown files and an SVG,
+crisp at any zoom, for the HTML report (:mod:`labeldp_sim.core.site`).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -12,7 +17,37 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_rates", "markdown_table", "mean_ci_grid"]
+__all__ = ["plot_rates", "markdown_table", "mean_ci_grid", "write_figure", "FIGURE_FORMATS"]
+
+# The PNG for Markdown readers, the SVG for the HTML report.
+FIGURE_FORMATS = (".png", ".svg")
+# An SVG that differs only in its date or its random ids would churn every committed figure:
+# fixed ids (svg.hashsalt), no date (SOURCE_DATE_EPOCH is how matplotlib's SVG writer takes one),
+# and real text (svg.fonttype none) rather than glyph outlines: smaller, selectable, searchable.
+SVG_SETTINGS = {"svg.hashsalt": "labeldp-sim", "svg.fonttype": "none"}
+
+
+def write_figure(path: Path, draw) -> None:
+    """``draw(file)`` once per :data:`FIGURE_FORMATS`, each file written whole (atomic_write).
+
+    ``path`` names the PNG (``rate.png``); the SVG goes beside it (``rate.svg``).  ``draw``
+    builds and saves the figure to the file it is given (matplotlib takes the format from the
+    suffix), so a figure is drawn once per format.
+    """
+    from .store import atomic_write
+
+    path = Path(path)
+    atomic_write(path.with_suffix(".png"), draw)
+    previous = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = "0"
+    try:
+        with matplotlib.rc_context(SVG_SETTINGS):
+            atomic_write(path.with_suffix(".svg"), draw)
+    finally:
+        if previous is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = previous
 
 
 def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str, series: str = "d",

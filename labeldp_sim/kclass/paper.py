@@ -5,4 +5,4 @@ hashes every other module of the package, so editing one of these leaves the
 stored trials valid.
 """
 
-PRESENTATION_MODULES = ("__init__.py", "paper.py", "audit.py", "claims.py", "kind.py", "report.py")
+PRESENTATION_MODULES = ("__init__.py", "paper.py", "audit.py", "claims.py", "kind.py", "report.py", "site.py")

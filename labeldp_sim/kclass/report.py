@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.fit import summarize_by
-from ..core.report import markdown_table, mean_ci_grid
+from ..core.report import markdown_table, mean_ci_grid, write_figure
 from ..core.store import atomic_write
 from .claims import CLAIMS, check_claims, claims_markdown, load_summaries, load_trials
 from .families import GaussianCircle
@@ -52,7 +52,7 @@ def write_kclass(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    atomic_write(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
+    write_figure(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
 
     grid = mean_ci_grid(summary, "K", "method", spec.K_values, spec.methods)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
+from ..core.report import write_figure
 from ..core.store import atomic_write, staged
 
 __all__ = ["RatesKind"]
@@ -53,7 +54,7 @@ class RatesKind(ExperimentKind):
         atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
         atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
         atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-        atomic_write(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
+        write_figure(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
 
     def write_shared(self, directory: Path) -> None:
         from .report import write_table1

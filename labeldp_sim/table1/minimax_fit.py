@@ -68,6 +68,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.fit import verdict
+from ..core.report import write_figure
 from ..core.store import atomic_write
 from .minimax_matrices import point_matrices
 from .minimax_plots import plot_convergence, plot_heatmaps, plot_rates_law_free
@@ -371,6 +372,6 @@ def write_law_free(spec, trials: pd.DataFrame, points: pd.DataFrame, fits: pd.Da
     """fit.csv, points.csv, heatmap.png, rate.png and convergence.png of one cell (trials stay in the store)."""
     atomic_write(out / "points.csv", lambda p: points.to_csv(p, index=False))
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-    atomic_write(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, spec.name))
-    atomic_write(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name, spec.estimator.tuning))
-    atomic_write(out / "convergence.png", lambda p: plot_convergence(fits, p, spec.name))
+    write_figure(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, spec.name))
+    write_figure(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name, spec.estimator.tuning))
+    write_figure(out / "convergence.png", lambda p: plot_convergence(fits, p, spec.name))

@@ -6,4 +6,4 @@ stored trials valid.
 """
 
 PRESENTATION_MODULES = ("__init__.py", "paper.py", "audit.py", "fit.py", "kind.py", "minimax_fit.py",
-                        "minimax_plots.py", "minimax_table.py", "minimax_matrices.py", "report.py")
+                        "minimax_plots.py", "minimax_table.py", "minimax_matrices.py", "report.py", "site.py")

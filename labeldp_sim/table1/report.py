@@ -12,6 +12,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..core.report import write_figure  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
 from .theory import CELLS  # noqa: E402
 
@@ -74,7 +75,7 @@ def write_table1(results_dir: Path) -> pd.DataFrame:
     for task in ("classification", "regression"):
         part = table[(table.task == task) & (table.verdict != "not run")]
         if len(part):
-            atomic_write(results_dir / f"exponents_{task}.png",
+            write_figure(results_dir / f"exponents_{task}.png",
                          lambda p, part=part, task=task: plot_exponents(part, p, task))
     return table
 

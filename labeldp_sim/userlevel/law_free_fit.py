@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..core.fit import verdict  # noqa: E402
-from ..core.report import markdown_table  # noqa: E402
+from ..core.report import markdown_table, write_figure  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
 from ..core.windows import verdict_reason, window_fits, window_verdict  # noqa: E402
 from .report import BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict  # noqa: E402
@@ -201,7 +201,7 @@ def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Pa
     fig.suptitle(f"{spec.name}: {spec.estimator_name} on {spec.family_name} (law-free; solid: deepest window, "
                  "dotted: previous; hollow: ruled out)", fontsize=9)
     fig.tight_layout()
-    atomic_write(path, lambda p: fig.savefig(p, dpi=110))
+    write_figure(path, lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
 
 

@@ -6,4 +6,4 @@ stored trials valid.
 """
 
 PRESENTATION_MODULES = ("__init__.py", "paper.py", "audit.py", "kind.py", "report.py", "theory.py",
-                        "audit_recipes.py", "slips.py", "table1_rows.py")
+                        "audit_recipes.py", "slips.py", "table1_rows.py", "law_free_fit.py", "site.py")

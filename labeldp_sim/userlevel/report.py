@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..core.fit import fit_slope, verdict  # noqa: E402
-from ..core.report import markdown_table, plot_rates  # noqa: E402
+from ..core.report import markdown_table, plot_rates, write_figure  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
 from ..core.windows import ols_slope  # noqa: E402
 from .theory import RATES, SLIPS, TABLE1_ROWS, expected_slope  # noqa: E402
@@ -221,7 +221,7 @@ def write_userlevel(spec, trials: pd.DataFrame, summary: pd.DataFrame, fits: pd.
         part = summary[(summary.axis == "d") | (summary.d == d)] if d is not None else summary
         fit_part = fits[(fits.axis == "d") | (fits.d == d)] if d is not None else fits
         title = spec.name if d is None else f"{spec.name} (d={d})"
-        atomic_write(out / ("rate.png" if i == 0 else f"rate_d{d}.png"),
+        write_figure(out / ("rate.png" if i == 0 else f"rate_d{d}.png"),
                      lambda p: plot_rates(part, fit_part, p, title, series="estimator", ylabel=ylabel,
                                           xlabels=AXIS_WORDS))
 
@@ -446,7 +446,7 @@ def _plot_error_vs_m(base: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    atomic_write(base / "error_vs_m.png", lambda p: fig.savefig(p, dpi=110))
+    write_figure(base / "error_vs_m.png", lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
 
 
@@ -471,5 +471,5 @@ def _plot_exponents(fits: pd.DataFrame, path: Path) -> None:
                  "orange inconclusive, red inconsistent or violated)", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    atomic_write(path, lambda p: fig.savefig(p, dpi=110))
+    write_figure(path, lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
