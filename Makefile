@@ -18,7 +18,7 @@ empty :=
 space := $(empty) $(empty)
 MINIMAX_CELLS ?= $(subst $(space),$(comma),$(strip $(CELLS)))
 
-.PHONY: install sweep minimax test test-slow bench audit clean clean-results
+.PHONY: install sweep minimax report report-check test test-slow bench audit clean clean-results
 
 # (Re)create the virtual environment when it is missing or pyproject.toml changed.
 $(STAMP): pyproject.toml
@@ -34,11 +34,19 @@ sweep: $(STAMP)
 	  echo "== $$e"; \
 	  $(BIN)/python -m labeldp_sim experiment=$$e $(ARGS) || exit $$?; \
 	done
-	@echo "report: results/table1.md"
+	@$(BIN)/python -m labeldp_sim report
 
 minimax: $(STAMP)
 	$(BIN)/python -m labeldp_sim -m experiment=$(MINIMAX_CELLS) mode=law_free $(ARGS)
-	@echo "report: results/minimax/table.md (and the law-free column of results/table1.md)"
+	@$(BIN)/python -m labeldp_sim report
+
+# results/index.html and one page per experiment, from the files in results/ (seconds; no trial recomputed)
+report: $(STAMP)
+	$(BIN)/python -m labeldp_sim report
+
+# the report opened in headless Chromium (every page, link, image and table), and its screenshot for the README
+report-check: report
+	$(BIN)/python -m labeldp_sim.core.site_check results/index.html --screenshot docs/report-index.png
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

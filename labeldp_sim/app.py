@@ -30,7 +30,7 @@ from .core import interrupts
 # SIGTERM from here on (numpy, pandas, Hydra and the papers loading) gives one line, not a traceback.
 interrupts.install_for_cli()
 
-__all__ = ["PLUGINS_VARIABLE", "papers", "plugins", "load_papers", "load_audits", "main"]
+__all__ = ["PLUGINS_VARIABLE", "papers", "plugins", "load_papers", "load_audits", "load_sites", "main"]
 
 PLUGINS_VARIABLE = "LABELDP_SIM_PLUGINS"
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -82,10 +82,19 @@ def load_papers() -> None:
 
 def load_audits() -> None:
     """Register every paper's audit recipes (``<paper>.audit``, for the papers and plug-ins that have one)."""
+    _load_submodules("audit")
+
+
+def load_sites() -> None:
+    """Register every paper's parts of the HTML report (``<paper>.site``, for those that have one)."""
+    _load_submodules("site")
+
+
+def _load_submodules(submodule: str) -> None:
     load_papers()
     for name in (*papers(), *plugins()):
-        if _is_package(name) and importlib.util.find_spec(f"{name}.audit") is not None:
-            importlib.import_module(f"{name}.audit")
+        if _is_package(name) and importlib.util.find_spec(f"{name}.{submodule}") is not None:
+            importlib.import_module(f"{name}.{submodule}")
 
 
 def _is_package(name: str) -> bool:
@@ -98,6 +107,14 @@ def _audit(argv: list) -> int:
     from .privacy.audit import main as audit
 
     return audit(argv)
+
+
+def _report(argv: list) -> int:
+    """``labeldp-sim report [--results DIR]``: results/index.html and the experiment pages."""
+    load_sites()
+    from .core.site import main as report
+
+    return report(argv)
 
 
 def _load() -> None:
@@ -123,7 +140,7 @@ def main(argv: list | None = None) -> None:
         _load()
         from .core.cli import main as cli_main
 
-        cli_main(argv, commands={"audit": _audit})
+        cli_main(argv, commands={"audit": _audit, "report": _report})
     except SystemExit as err:
         if not interrupts.is_cli():
             raise

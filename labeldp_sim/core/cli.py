@@ -41,7 +41,8 @@ __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
 
 USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
          "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)\n"
-         "       labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]")
+         "       labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]\n"
+         "       labeldp-sim report [--results DIR]   (results/index.html from the files there)")
 FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",
          "-h": "help", "--help": "help"}
 FLAG_NAMES = "-m/--multirun, --cfg/-c (print the composed config), -h/--help"

@@ -1,0 +1,668 @@
+"""The HTML report: ``results/index.html`` and one page per experiment, from the files already there.
+
+``labeldp-sim report`` (``make report``, and the end of ``make sweep`` and ``make minimax``)
+reads the results directory and writes a static site into it: ``index.html`` at its root,
+the experiment pages, a style sheet and a sort script under ``site/``.  It recomputes no
+trial and needs no server: every link is relative and nothing is fetched from the network,
+so the site opens from the file system and from any static host.
+
+What the site shows comes from results files only, and every table says which file it
+read.  A file that should be there and is not is shown as **missing**; an experiment whose
+``provenance.json`` records a code fingerprint other than the current one of the package
+that made it is shown as **stale** (the numbers are what older code computed; ``make sweep``
+or ``make minimax`` recomputes them).  The report degrades, it does not break.
+
+The core names no paper.  A paper package contributes through its ``site`` module
+(``labeldp_sim.<paper>.site``, declared presentation in its ``paper.py``), which calls
+
+* :func:`register_section` for its parts of the index (Table I, its claims...), and
+* :func:`register_layout` for the pages of its experiment kinds (which figures and tables a
+  page shows, in which order; the files a run of that kind always writes).
+
+The shared parts (the privacy audit, the benchmarks, provenance) are registered here.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .provenance import ROOT, code_fingerprint, package_of
+from .store import atomic_write
+
+__all__ = ["Layout", "Section", "Site", "register_layout", "register_section", "layout_of", "verdict_class",
+           "write_site", "main", "INDEX", "SITE_DIR"]
+
+INDEX = "index.html"
+SITE_DIR = "site"
+ASSETS = Path(__file__).with_name("site_assets")
+# A table longer than this shows its first rows and links the CSV for the rest: a page stays
+# quick to open and to print.
+MAX_ROWS = 400
+FIGURE_ORDER = ("rate", "heatmap", "convergence", "accuracy")
+DATA_SUFFIXES = (".csv", ".md", ".yaml", ".json", ".png", ".svg")
+# Per-trial exports are large and not committed (.gitignore): named, never linked, so the
+# committed site has no link that a fresh clone would break.
+UNLINKED = ("trials.csv",)
+
+
+# ---------------------------------------------------------------------------- verdict colours
+
+# Words a verdict cell starts with (or contains) and the colour class they get.  Order
+# matters: "inconsistent" before "consistent", "not reproduced" before "reproduced".
+_VERDICTS = (
+    ("not run", "v-none"), ("missing", "v-missing"), ("stale", "v-stale"),
+    ("inconsistent", "v-bad"), ("not reproduced", "v-bad"), ("upper bound violated", "v-bad"),
+    ("leaky", "v-bad"), ("not private", "v-bad"), ("missed", "v-bad"), ("accepted", "v-bad"),
+    ("inconclusive", "v-unsure"), ("pre-asymptotic", "v-unsure"),
+    ("consistent", "v-good"), ("reproduced", "v-good"), ("upper bound respected", "v-good"),
+    ("private", "v-good"), ("caught", "v-good"), ("refused", "v-good"), ("stated", "v-note"),
+)
+
+
+def verdict_class(text) -> str:
+    """The colour class of a verdict text (``v-good``, ``v-bad``, ``v-unsure``...), '' for none."""
+    if not isinstance(text, str):
+        return ""
+    low = _strip_tags(text).strip().lower()
+    for word, cls in _VERDICTS:
+        if low.startswith(word):
+            return cls
+    first = min(((low.find(word), cls) for word, cls in _VERDICTS if word in low), default=None)
+    return first[1] if first else ""
+
+
+# ---------------------------------------------------------------------------- HTML pieces
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A number as a table shows it: 3 decimals, or 3 significant digits when large or tiny."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:d}" if abs(value) < 1e15 else f"{value:.{digits}g}"
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+        return f"{value:.{digits}g}"
+    if float(value).is_integer() and abs(value) >= 10:  # a count or a grid size stored as float
+        return f"{int(value):d}"
+    return f"{value:.{digits}f}"
+
+
+def badge(text: str, cls: str | None = None) -> str:
+    return f'<span class="badge {cls or verdict_class(text)}">{esc(text)}</span>'
+
+
+def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("verdict",),
+          links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = ()) -> str:
+    """A sortable HTML table of ``frame``.
+
+    ``verdicts`` are the columns coloured by :func:`verdict_class`; ``links`` maps a column to
+    a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped.
+    Numbers carry their full value in ``data-sort`` so sorting is numeric.
+    """
+    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    links = links or {}
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = []
+    shown = frame.head(max_rows)
+    for _, row in shown.iterrows():
+        cells = []
+        for c in columns:
+            value = row[c]
+            text = value if c in raw else esc(fmt(value))
+            attrs = ""
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
+                attrs = f' data-sort="{float(value)!r}"'
+            if c in verdicts:
+                attrs += f' class="{verdict_class(value)}"'
+            href = links[c](row) if c in links else None
+            if href:
+                text = f'<a href="{esc(href)}">{text}</a>'
+            cells.append(f"<td{attrs}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = ""
+    if len(frame) > len(shown):
+        more = f'<p class="note">First {len(shown)} of {len(frame)} rows; the CSV file has them all.</p>'
+    cap = f"<caption>{caption}</caption>" if caption else ""
+    return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (a results ``.md`` file, or a section of one) as HTML, tables included."""
+    import markdown
+
+    out = markdown.markdown(text, extensions=["tables"])
+    # the verdict cells of a Markdown table get their colours too
+    return re.sub(r"<td>(.*?)</td>", lambda m: f'<td class="{verdict_class(_strip_tags(m.group(1)))}">'
+                                               f"{m.group(1)}</td>", out, flags=re.S)
+
+
+def _strip_tags(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", text)
+
+
+def markdown_section(text: str, heading: str) -> str | None:
+    """The part of a Markdown document under ``## heading`` (to the next heading of that level)."""
+    match = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, flags=re.M)
+    if not match:
+        return None
+    level = len(match.group(1))
+    rest = text[match.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, flags=re.M)
+    return rest[: end.start()] if end else rest
+
+
+# ---------------------------------------------------------------------------- plug-in contract
+
+@dataclass
+class Section:
+    """One part of the index: its heading, its HTML and the results files it read."""
+
+    title: str
+    body: str
+    sources: tuple = ()
+    anchor: str = ""
+    summary: str = ""  # one line for the index's table of contents
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the page of one experiment kind shows.
+
+    Attributes
+    ----------
+    kind, mode : str
+        The ``kind`` (and ``mode``, for a kind with modes) of the experiments it lays out.
+    figures : tuple of (stem, caption)
+        Figures in page order (``rate`` → ``rate.svg``, else ``rate.png``); one a run of this
+        kind always writes is shown as missing when absent.
+    tables : tuple of (file, caption)
+        CSV and Markdown files in page order, the fit table first.
+    """
+
+    kind: str
+    mode: str | None = None
+    figures: tuple = ()
+    tables: tuple = ()
+
+
+_SECTIONS: list = []
+_LAYOUTS: dict = {}
+
+
+def register_section(order: float, build) -> None:
+    """Add ``build(site) -> Section | list[Section] | None`` to the index, at ``order`` (ascending)."""
+    if not any(b is build for _, b in _SECTIONS):
+        _SECTIONS.append((order, build))
+        _SECTIONS.sort(key=lambda pair: pair[0])
+
+
+def register_layout(layout: Layout) -> Layout:
+    _LAYOUTS[(layout.kind, layout.mode)] = layout
+    return layout
+
+
+def layout_of(kind: str, mode: str | None) -> Layout:
+    return _LAYOUTS.get((kind, mode)) or _LAYOUTS.get((kind, None)) or Layout(kind=kind, mode=mode)
+
+
+# ---------------------------------------------------------------------------- experiments on disk
+
+@dataclass
+class Experiment:
+    """One experiment's output directory and what its provenance says."""
+
+    path: Path          # results-relative directory, e.g. minimax/cls_label_ldp
+    config: dict
+    provenance: dict
+    current: str | None  # the current code fingerprint of the package(s) that made it
+    package: str | None
+
+    @property
+    def name(self) -> str:
+        return self.config.get("experiment_name") or self.path.name
+
+    @property
+    def kind(self) -> str:
+        return str(self.config.get("kind", ""))
+
+    @property
+    def mode(self) -> str | None:
+        return self.config.get("mode")
+
+    @property
+    def recorded(self) -> str | None:
+        return self.provenance.get("code_fingerprint")
+
+    @property
+    def status(self) -> str:
+        """'current', 'stale' (older code), or 'no provenance'."""
+        if not self.provenance:
+            return "no provenance"
+        if self.current is None:
+            return "unknown kind"
+        return "current" if self.recorded == self.current else "stale"
+
+    @property
+    def page(self) -> str:
+        """The page's file name inside ``site/``."""
+        return "exp-" + "--".join(self.path.parts) + ".html"
+
+
+@dataclass
+class Site:
+    """The results directory being reported, and what the sections and pages share."""
+
+    results: Path
+    generated: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    missing: list = field(default_factory=list)  # results-relative paths a section wanted and did not find
+
+    @cached_property
+    def experiments(self) -> dict:
+        """results-relative directory (posix) -> :class:`Experiment`, for every directory with a config.yaml."""
+        found = {}
+        for config in sorted(self.results.rglob("config.yaml")):
+            directory = config.parent
+            relative = directory.relative_to(self.results)
+            if any(part.startswith(".") or part == SITE_DIR for part in relative.parts):
+                continue
+            found[relative.as_posix()] = self._experiment(relative)
+        return found
+
+    def _experiment(self, relative: Path) -> Experiment:
+        directory = self.results / relative
+        try:
+            config = yaml.safe_load((directory / "config.yaml").read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            config = {}
+        try:
+            provenance = json.loads((directory / "provenance.json").read_text())
+        except (OSError, ValueError):
+            provenance = {}
+        package = _package_of_kind(str(config.get("kind", "")))
+        current = code_fingerprint(package) if package else None
+        return Experiment(relative, config, provenance, current, package)
+
+    def read_csv(self, relative: str) -> pd.DataFrame | None:
+        """A results CSV, or None (and noted as missing) when it is not there or unreadable."""
+        path = self.results / relative
+        try:
+            return pd.read_csv(path)
+        except (OSError, ValueError, pd.errors.ParserError):
+            self.missing.append(relative)
+            return None
+
+    def read_text(self, relative: str) -> str | None:
+        try:
+            return (self.results / relative).read_text()
+        except OSError:
+            self.missing.append(relative)
+            return None
+
+    def experiment(self, relative: str) -> Experiment | None:
+        return self.experiments.get(relative)
+
+    def link(self, relative: str, text: str | None = None, *, from_site: bool = False) -> str:
+        """A link to a results file, or a **missing** badge when it is not there."""
+        if not (self.results / relative).exists():
+            return f'{esc(text or relative)} {badge("missing")}'
+        prefix = "../" if from_site else ""
+        return f'<a href="{esc(prefix + relative)}">{esc(text or relative)}</a>'
+
+    def page_link(self, relative: str, text: str | None = None) -> str:
+        """From the index: a link to the page of the experiment in ``relative`` (with its
+        stale badge), or a **missing** badge when no such experiment is in the results."""
+        found = self.experiment(relative)
+        if found is None:
+            return f'{esc(text or relative)} {badge("missing")}'
+        mark = f' {badge("stale")}' if found.status == "stale" else ""
+        return f'<a href="{SITE_DIR}/{esc(found.page)}">{esc(text or relative)}</a>{mark}'
+
+    def page_href(self, relative: str) -> str | None:
+        found = self.experiment(relative)
+        return f"{SITE_DIR}/{found.page}" if found else None
+
+    def sources(self, *relatives: str) -> str:
+        """The 'read from' line under a table: each file linked, or marked missing."""
+        return '<p class="source">Read from ' + ", ".join(self.link(r) for r in relatives) + ".</p>"
+
+    def missing_file(self, relative: str, how: str) -> str:
+        return (f'<p class="missing-file">{badge("missing")} <code>results/{esc(relative)}</code> is not there: '
+                f"{esc(how)}.</p>")
+
+
+def _package_of_kind(kind: str) -> str | None:
+    """The paper package whose code a kind's trials run (its class's package), None when unknown."""
+    from .kinds import registered
+
+    found = registered().get(kind)
+    return package_of(type(found).__module__) if found is not None else None
+
+
+# ---------------------------------------------------------------------------- pages
+
+def _page(title: str, body: str, *, depth: int, site: Site, nav: str = "") -> str:
+    assets = ("" if depth else f"{SITE_DIR}/") + "assets"
+    home = "../" if depth else ""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(title)}</title>
+<link rel="stylesheet" href="{assets}/style.css">
+<script src="{assets}/sort.js" defer></script>
+</head>
+<body>
+<header><a class="home" href="{home}{INDEX}">labeldp-sim results</a>{nav}</header>
+<main>
+<h1>{esc(title)}</h1>
+{body}
+</main>
+<footer>Generated by <code>labeldp-sim report</code> on {esc(site.generated)} from the files in
+<code>results/</code>; no trial was recomputed.</footer>
+</body>
+</html>
+"""
+
+
+def _figure(site: Site, exp: Experiment, stem: str, caption: str, expected: bool) -> str:
+    directory = site.results / exp.path
+    for suffix in (".svg", ".png"):
+        path = directory / f"{stem}{suffix}"
+        if path.exists():
+            relative = (exp.path / path.name).as_posix()
+            note = "" if suffix == ".svg" else (' <span class="note">(PNG: this run wrote no SVG; the next run '
+                                                "of the experiment does)</span>")
+            return (f'<figure><img src="../{esc(relative)}" alt="{esc(caption)}">'
+                    f"<figcaption>{esc(caption)}: {site.link(relative, path.name, from_site=True)}{note}"
+                    "</figcaption></figure>")
+    if not expected:
+        return ""
+    return (f'<figure class="absent">{badge("missing")} <code>{esc(stem)}.svg</code> / <code>{esc(stem)}.png</code>'
+            f" ({esc(caption)}) is not in <code>results/{esc(exp.path.as_posix())}/</code></figure>")
+
+
+def _file_block(site: Site, exp: Experiment, name: str, caption: str, expected: bool) -> str:
+    relative = (exp.path / name).as_posix()
+    path = site.results / relative
+    if not path.exists():
+        if not expected:
+            return ""
+        return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>results/{esc(relative)}</code> "
+                "is not there: the page shows what the other files hold.</p>")
+    if name.endswith(".md"):
+        body = markdown_html(path.read_text())
+    else:
+        try:
+            frame = pd.read_csv(path)
+        except (ValueError, pd.errors.ParserError, OSError):
+            return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>results/{esc(relative)}</code> "
+                    "could not be read as CSV.</p>")
+        if frame.empty:
+            return f"<h3>{esc(caption)}</h3><p>{badge('not run')} <code>{esc(name)}</code> has no rows.</p>"
+        body = table(frame, verdicts=tuple(c for c in frame.columns if "verdict" in c))
+    return (f"<h3>{esc(caption)}</h3>{body}"
+            f'<p class="source">Read from {site.link(relative, name, from_site=True)}.</p>')
+
+
+def _provenance_block(exp: Experiment) -> str:
+    prov = exp.provenance
+    if not prov:
+        return f"<p>{badge('missing')} no <code>provenance.json</code>: where these numbers came from is unknown.</p>"
+    trials = prov.get("trials") or {}
+    rows = [
+        ("status", badge(exp.status) if exp.status != "current" else badge("current", "v-good")),
+        ("code fingerprint (recorded)", f"<code>{esc(exp.recorded)}</code>"),
+        ("code fingerprint (current)", f"<code>{esc(exp.current)}</code> (package <code>{esc(exp.package)}</code>)"),
+        ("git commit", f"<code>{esc(prov.get('git_commit'))}</code>"),
+        ("written", esc(prov.get("written"))),
+        ("command", f"<code>{esc(prov.get('command'))}</code>"),
+        ("seed, config key", f"{esc(prov.get('seed'))}, <code>{esc(prov.get('config_key'))}</code>"),
+        ("trials wanted / computed / reused",
+         f"{esc(trials.get('wanted'))} / {esc(trials.get('computed'))} / {esc(trials.get('reused'))}"),
+        ("libraries", esc(", ".join(f"{k} {v}" for k, v in (prov.get("libraries") or {}).items()))),
+    ]
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    stale = ""
+    if exp.status == "stale":
+        stale = ('<p class="stale-note">' + badge("stale") + " These numbers were computed by older code than "
+                 f"the current <code>{esc(exp.package)}</code> package: rerun the experiment to refresh them.</p>")
+    return f'{stale}<table class="facts">{body}</table>'
+
+
+def experiment_page(site: Site, exp: Experiment) -> str:
+    layout = layout_of(exp.kind, exp.mode)
+    directory = site.results / exp.path
+    files = sorted(p.name for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
+    parts = [f'<p class="lead">Kind <code>{esc(exp.kind)}</code>'
+             + (f", mode <code>{esc(exp.mode)}</code>" if exp.mode else "")
+             + f"; files in <code>results/{esc(exp.path.as_posix())}/</code>.</p>"]
+    declared = {stem for stem, _ in layout.figures}
+    figures = [_figure(site, exp, stem, caption, True) for stem, caption in layout.figures]
+    extra = sorted({Path(f).stem for f in files if f.endswith((".svg", ".png"))} - declared,
+                   key=lambda s: (FIGURE_ORDER.index(s) if s in FIGURE_ORDER else len(FIGURE_ORDER), s))
+    figures += [_figure(site, exp, stem, stem, False) for stem in extra]
+    if figures:
+        parts.append("<h2>Figures</h2>" + "".join(figures))
+    declared_tables = [name for name, _ in layout.tables]
+    blocks = [_file_block(site, exp, name, caption, True) for name, caption in layout.tables]
+    blocks += [_file_block(site, exp, name, name, False) for name in files
+               if name.endswith((".csv", ".md")) and name not in declared_tables and name not in UNLINKED]
+    parts.append("<h2>Tables</h2>" + "".join(blocks))
+    config = directory / "config.yaml"
+    parts.append("<h2>Configuration</h2>" + (f"<pre>{esc(config.read_text())}</pre>" if config.exists() else ""))
+    parts.append(f'<p class="source">Read from {site.link((exp.path / "config.yaml").as_posix(), "config.yaml", from_site=True)}.</p>')
+    parts.append("<h2>Provenance</h2>" + _provenance_block(exp))
+    listing = []
+    for name in files:
+        relative = (exp.path / name).as_posix()
+        if name in UNLINKED:
+            listing.append(f"<li><code>{esc(name)}</code> (per-trial export, not committed; "
+                           f"{(directory / name).stat().st_size / 1e6:.1f} MB here)</li>")
+        elif name.endswith(DATA_SUFFIXES):
+            listing.append(f"<li>{site.link(relative, name, from_site=True)}</li>")
+    parts.append("<h2>Files</h2><ul class=\"files\">" + "".join(listing) + "</ul>")
+    return _page(f"{exp.name} ({exp.path.as_posix()})", "\n".join(parts), depth=1, site=site)
+
+
+# ---------------------------------------------------------------------------- the shared sections
+
+def _provenance_section(site: Site) -> Section:
+    rows = []
+    for relative, exp in site.experiments.items():
+        trials = (exp.provenance.get("trials") or {}) if exp.provenance else {}
+        rows.append({"experiment": relative, "kind": exp.kind + (f" ({exp.mode})" if exp.mode else ""),
+                     "package": exp.package or "", "status": exp.status,
+                     "written": (exp.provenance.get("written") or "")[:16].replace("T", " "),
+                     "commit": (exp.provenance.get("git_commit") or "")[:12],
+                     "fingerprint": exp.recorded or "", "current fingerprint": exp.current or "",
+                     "trials wanted": trials.get("wanted"), "computed": trials.get("computed"),
+                     "reused": trials.get("reused")})
+    if not rows:
+        return Section("Provenance", "<p>No experiment directory (with a config.yaml) in results/ yet: "
+                       "run <code>make sweep</code>.</p>", anchor="provenance")
+    frame = pd.DataFrame(rows)
+    counts = frame.status.value_counts()
+    totals = {c: int(pd.to_numeric(frame[c], errors="coerce").fillna(0).sum())
+              for c in ("trials wanted", "computed", "reused")}
+    fingerprints = {}
+    for exp in site.experiments.values():
+        if exp.package:
+            fingerprints[exp.package] = exp.current
+    head = _head_commit()
+    lead = (f"<p>Working tree at commit <code>{esc(head)}</code>; current code fingerprints: "
+            + ", ".join(f"<code>{esc(p)}</code> {esc(f)}" for p, f in sorted(fingerprints.items()))
+            + f". {len(frame)} experiments: " + ", ".join(f"{n} {esc(s)}" for s, n in counts.items())
+            + f". Trials: {totals['trials wanted']:,} wanted, {totals['computed']:,} computed, "
+              f"{totals['reused']:,} reused from the store (as each experiment's last run recorded).</p>"
+            + "<p>An experiment is <b>stale</b> when its <code>provenance.json</code> records a code fingerprint "
+              "other than the current one of its package: its numbers come from older code.</p>")
+    body = lead + table(frame, verdicts=("status",), raw=(), links={
+        "experiment": lambda row: site.page_href(row["experiment"])})
+    return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
+                   "<code>*/config.yaml</code> under results/.</p>", anchor="provenance",
+                   summary=", ".join(f"{n} {s}" for s, n in counts.items()))
+
+
+def _head_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip() or "unknown"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
+def _audit_section(site: Site) -> Section:
+    frame = site.read_csv("audit.csv")
+    if frame is None:
+        return Section("Privacy audit", site.missing_file("audit.csv", "make audit writes it"), anchor="audit",
+                       summary="missing")
+    kind = frame["kind"].astype(str)
+    groups = {"mechanisms": kind == "mechanism", "planted mutants": kind.str.startswith("mutant"),
+              "careless inputs": kind == "careless input", "stated limitations": kind == "stated limitation"}
+    lines = []
+    for label, mask in groups.items():
+        part = frame[mask]
+        if len(part):
+            agree = int((part.verdict == part.expected).sum())
+            lines.append(f"<li>{len(part)} {label}: {agree} as expected "
+                         f"({esc(', '.join(f'{n} {v}' for v, n in part.verdict.value_counts().items()))})</li>")
+    ok = bool((frame.verdict == frame.expected).all())
+    summary = "every verdict as expected" if ok else "some verdicts differ from what is expected"
+    head = f'<p>{badge("private" if ok else "inconsistent", "v-good" if ok else "v-bad")} {esc(summary)}.</p>'
+    mechanisms = frame[groups["mechanisms"] | groups["planted mutants"]]
+    cols = ["mechanism", "kind", "privacy", "claimed_eps", "exact_loss", "eps_lower", "caught_by", "verdict",
+            "expected"]
+    body = (head + "<ul>" + "".join(lines) + "</ul>" + table(mechanisms, cols)
+            + "<details><summary>Careless inputs and stated limitations</summary>"
+            + table(frame[groups["careless inputs"] | groups["stated limitations"]], ["mechanism", "kind", "message",
+                                                                                        "verdict", "expected"])
+            + "</details>" + site.sources("audit.csv", "audit.md"))
+    return Section("Privacy audit", body, anchor="audit",
+                   summary=f"{int(groups['mechanisms'].sum())} mechanisms, {int(groups['planted mutants'].sum())} "
+                           f"mutants: {summary}")
+
+
+def _bench_section(site: Site) -> Section:
+    text = site.read_text("bench.md")
+    if text is None:
+        return Section("Benchmarks", site.missing_file("bench.md", "make bench writes it"), anchor="bench",
+                       summary="missing")
+    lines = text.splitlines()
+    meta = [line[2:] for line in lines if line.startswith("- ") and ":" in line][:4]
+    body = re.sub(r"^# .*$", "", text, count=1, flags=re.M)
+    body = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", body, flags=re.M)  # under the section's h2
+    html_body = ("<p>" + esc("; ".join(meta)) + ". Ratios are measured side by side in one run; compare them, "
+                 "not the seconds across machines.</p><details open><summary>Every benchmark table</summary>"
+                 + markdown_html(body) + "</details>" + site.sources("bench.md"))
+    return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
+
+
+register_section(80, _audit_section)
+register_section(90, _bench_section)
+register_section(100, _provenance_section)
+
+
+# ---------------------------------------------------------------------------- the whole site
+
+def _index(site: Site) -> str:
+    sections = []
+    for _, build in _SECTIONS:
+        try:
+            built = build(site)
+        except Exception as err:  # noqa: BLE001 — one section's bad file must not take the index down
+            built = Section(getattr(build, "__name__", "section"),
+                            f'<p class="missing-file">{badge("missing")} this section could not be built from '
+                            f"the files there: {esc(type(err).__name__)}: {esc(err)}</p>")
+        if built is None:
+            continue
+        sections.extend(built if isinstance(built, list) else [built])
+    for i, section in enumerate(sections):
+        section.anchor = section.anchor or f"section-{i}"
+    toc = "".join(f'<li><a href="#{esc(s.anchor)}">{esc(s.title)}</a>'
+                  + (f' <span class="note">{esc(s.summary)}</span>' if s.summary else "") + "</li>" for s in sections)
+    legend = ("<p class=\"legend\">Colours: " + badge("consistent") + badge("reproduced") + badge("private")
+              + " agree with the paper; " + badge("inconsistent") + badge("not reproduced")
+              + " disagree; " + badge("inconclusive") + badge("pre-asymptotic") + " undecided; "
+              + badge("not run") + badge("missing") + badge("stale") + " not measured, file absent, older code.</p>")
+    intro = ("<p class=\"lead\">Which of the papers' rates hold, and how sure we are: each verdict compares a "
+             "measured log-log slope (95% CI) with the theory. Law-free verdicts (worst instance against an "
+             "oracle-tuned estimator, exact risks) decide; law-tied checks confirm the construction.</p>")
+    body = intro + legend + f'<nav class="toc"><ol>{toc}</ol></nav>' + "".join(
+        f'<section id="{esc(s.anchor)}"><h2>{esc(s.title)}</h2>{s.body}</section>' for s in sections)
+    return _page("Minimax rates under label and user-level DP: results", body, depth=0, site=site)
+
+
+def write_site(results: Path) -> dict:
+    """Write ``results/index.html`` and ``results/site/`` from the files in ``results``; returns counts.
+
+    Pages are written whole (atomic_write), so a reader never sees half a page; pages of
+    experiments no longer in ``results`` are removed.
+    """
+    results = Path(results)
+    site = Site(results)
+    out = results / SITE_DIR
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    for asset in ASSETS.iterdir():
+        if asset.is_file():
+            shutil.copyfile(asset, out / "assets" / asset.name)
+    pages = set()
+    for exp in site.experiments.values():
+        text = experiment_page(site, exp)
+        atomic_write(out / exp.page, lambda p, text=text: p.write_text(text, encoding="utf-8"))
+        pages.add(exp.page)
+    for old in out.glob("exp-*.html"):
+        if old.name not in pages:
+            old.unlink()
+    index = _index(site)
+    atomic_write(results / INDEX, lambda p: p.write_text(index, encoding="utf-8"))
+    statuses = [e.status for e in site.experiments.values()]
+    return {"pages": len(pages), "stale": statuses.count("stale"), "missing": sorted(set(site.missing)),
+            "experiments": len(statuses)}
+
+
+def main(argv: list) -> int:
+    """``labeldp-sim report [--results DIR]``: write the site, print one line; 2 on bad input."""
+    import argparse
+    import sys
+    import time
+
+    from .errors import ConfigError
+
+    parser = argparse.ArgumentParser(prog="labeldp-sim report", description="results/index.html and one page per "
+                                     "experiment, from the files already in the results directory")
+    parser.add_argument("--results", default="results", help="the results directory (default: results)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as err:  # argparse has printed its one line
+        return 0 if err.code == 0 else 2
+    results = Path(args.results)
+    if not results.is_dir():
+        print(f"labeldp-sim report: error: {ConfigError('--results', args.results, 'an existing results directory')}",
+              file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    counts = write_site(results)
+    missing = counts["missing"]
+    print(f"report: {results / INDEX} ({counts['experiments']} experiment pages, {counts['stale']} stale; "
+          f"{len(missing)} summary files missing{': ' + ', '.join(missing) if missing else ''}) "
+          f"in {time.perf_counter() - start:.1f} s")
+    return 0

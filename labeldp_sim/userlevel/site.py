@@ -1,0 +1,106 @@
+"""papers/003's parts of the HTML report: Table 1 (law-free rows, law-tied rows, at a glance) and the
+layout of its experiment pages.
+
+Read from ``results/userlevel/law_free/table.csv`` (law-free rows), ``results/userlevel/table1.csv``
+(law-tied rows) and the "Table 1 at a glance" section of ``results/userlevel/table1.md``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..core.site import Layout, Section, fmt, markdown_html, markdown_section, register_layout, \
+    register_section, table
+
+__all__ = []
+
+BASE = "userlevel"
+
+register_layout(Layout("userlevel", figures=(("rate", "error against the swept axis, fitted and bound slopes"),),
+                       tables=(("fit.csv", "Fits (one row per estimator, axis and rate)"),
+                               ("summary.csv", "Points (mean error per grid point)"))))
+register_layout(Layout("userlevel_minimax",
+                       figures=(("convergence", "M against the swept axis and the local slope of its windows"),),
+                       tables=(("fit.csv", "Fits (deepest window against each rate)"),
+                               ("windows.csv", "Windows (local slopes)"),
+                               ("points.csv", "Points (M, the worst scale and the oracle constant per point)"))))
+
+
+def _interval(slope, low, high) -> str:
+    return "" if pd.isna(slope) else f"{fmt(slope)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _primary(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["primary"].astype(str).str.lower() == "true"]
+
+
+def _law_free(site) -> str:
+    relative = f"{BASE}/law_free/table.csv"
+    frame = site.read_csv(relative)
+    if frame is None:
+        return site.missing_file(relative, "make minimax writes it")
+    part = _primary(frame)
+    rows = pd.DataFrame({
+        "experiment": [site.page_link(f"{BASE}/law_free/{e}", e) for e in part.experiment],
+        "Table 1 row": part.table1_row.to_numpy(), "axis": part.axis.to_numpy(), "d": part.d.to_numpy(),
+        "rate (source)": [f"{r} ({s})" for r, s in zip(part.rate, part.rate_source)],
+        "theory": [fmt(t) for t in part.theory],
+        "deepest slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in
+                                   zip(part.deep_slope, part.deep_ci_low, part.deep_ci_high)],
+        "window": [f"{fmt(lo)}–{fmt(hi)}" for lo, hi in zip(part.deep_lo, part.deep_hi)],
+        "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
+    return ("<h3>Law-free rows</h3><p>Worst lower-bound instance against the oracle-tuned estimator, exact "
+            "expected errors; the slope of the deepest window decides.</p>"
+            + table(rows, raw=("experiment",)) + site.sources(relative))
+
+
+def _law_tied(site) -> str:
+    relative = f"{BASE}/table1.csv"
+    frame = site.read_csv(relative)
+    if frame is None:
+        return site.missing_file(relative, "make sweep writes it")
+    part = _primary(frame)
+    rows = pd.DataFrame({
+        "experiment": [site.page_link(f"{BASE}/{e}", e) for e in part.experiment],
+        "Table 1 row": part.table1_row.to_numpy(), "estimator": part.estimator.to_numpy(),
+        "axis": part.axis.to_numpy(), "d": part.d.to_numpy(), "fixed": part.fixed.to_numpy(),
+        "slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
+        "bound's local slope": [fmt(t) for t in part.theory], "rate": part.rate.to_numpy(),
+        "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
+    return ("<h3>Law-tied rows</h3><p>Fixed instances, tested one-sidedly against the upper bound: "
+            "they confirm the estimators, they give no minimax verdict.</p>"
+            + table(rows, raw=("experiment",)) + site.sources(relative))
+
+
+def _section(site):
+    parts = []
+    relative = f"{BASE}/table1.md"
+    text = site.read_text(relative)
+    glance = markdown_section(text, "Table 1 at a glance") if text else None
+    counts = None
+    if glance:
+        parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
+    else:
+        parts.append(site.missing_file(relative, "make sweep writes it"))
+    parts.append(_law_free(site))
+    free = site.read_csv(f"{BASE}/law_free/table.csv") if (site.results / BASE / "law_free" / "table.csv").exists() \
+        else None
+    if free is not None:
+        counts = _primary(free).verdict.value_counts()
+    parts.append(_law_tied(site))
+    figures = []
+    for stem, caption in (("exponents", "measured exponents against Table 1"),
+                          ("error_vs_m", "error against m per estimator")):
+        for suffix in (".svg", ".png"):
+            name = f"{BASE}/{stem}{suffix}"
+            if (site.results / name).exists():
+                figures.append(f'<figure><img src="{name}" alt="{caption}"><figcaption>{caption}: '
+                               f"{site.link(name)}</figcaption></figure>")
+                break
+    if figures:
+        parts.append("<details><summary>Figures</summary>" + "".join(figures) + "</details>")
+    summary = ("law-free: " + ", ".join(f"{n} {v}" for v, n in counts.items())) if counts is not None else ""
+    return Section("User-level Table 1 (papers/003)", "".join(parts), anchor="userlevel", summary=summary)
+
+
+register_section(40, _section)

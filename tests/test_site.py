@@ -1,0 +1,167 @@
+"""The HTML report (issue 22): built from the committed results, it shows every row, links only
+relative files that exist, marks stale and missing files, and never breaks on a missing one.
+
+The browser half (every page opened in headless Chromium) is tests/test_site_browser.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pandas as pd
+import pytest
+
+from labeldp_sim.app import load_sites
+from labeldp_sim.core import site as site_module
+from labeldp_sim.core.site import INDEX, SITE_DIR, verdict_class, write_site
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+load_sites()
+
+
+def copy_results(target: Path) -> Path:
+    """The repository's results without the store, the per-trial exports and any built site."""
+    skip = shutil.ignore_patterns("trials.sqlite*", "trials.csv", SITE_DIR, INDEX, ".*")
+    shutil.copytree(RESULTS, target, ignore=skip)
+    return target
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    if not (RESULTS / "table1.csv").exists():
+        pytest.skip("results/ holds no committed results (make clean-results?)")
+    results = copy_results(tmp_path_factory.mktemp("site") / "results")
+    counts = write_site(results)
+    return results, counts, (results / INDEX).read_text()
+
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("href", "src", "data"):
+            if attrs.get(name):
+                self.refs.append((tag, attrs[name]))
+
+
+def _refs(page: Path) -> _Refs:
+    parser = _Refs()
+    parser.feed(page.read_text())
+    return parser
+
+
+def test_index_shows_every_row_claim_and_mechanism(built):
+    results, counts, index = built
+    text = re.sub(r"<[^>]+>", " ", index)
+    table1 = pd.read_csv(results / "table1.csv")
+    primary = table1[table1.primary.astype(str) == "True"]
+    # every Table I row: the index has one table row per (cell, axis, d) of the primary statement
+    section = index.split('id="table1"')[1].split("</section>")[0]
+    assert section.count("<tr>") - 1 == len(primary)
+    for cell in primary.cell.unique():
+        assert f"<code>{cell}</code>" in section
+    claims = pd.read_csv(results / "kclass_claims.csv")
+    kclass = index.split('id="kclass"')[1].split("</section>")[0]
+    for claim in claims.claim:
+        assert claim.replace("'", "&#x27;").replace('"', "&quot;") in kclass or claim in text
+    free = pd.read_csv(results / "userlevel" / "law_free" / "table.csv")
+    tied = pd.read_csv(results / "userlevel" / "table1.csv")
+    userlevel = index.split('id="userlevel"')[1].split("</section>")[0]
+    for experiment in set(free.experiment) | set(tied.experiment):
+        assert f">{experiment}</a>" in userlevel, experiment
+    audit = pd.read_csv(results / "audit.csv")
+    audit_html = index.split('id="audit"')[1].split("</section>")[0]
+    for mechanism in audit.mechanism[audit.kind == "mechanism"]:
+        assert f"<td>{site_module.esc(mechanism)}</td>" in audit_html, mechanism
+    assert "Theorem 7" in index.split('id="theorem7"')[1]
+    assert counts["experiments"] == len(list(results.rglob("config.yaml")))
+
+
+def test_every_link_is_relative_and_resolves(built):
+    results, _, _ = built
+    pages = [results / INDEX, *sorted((results / SITE_DIR).glob("*.html"))]
+    assert len(pages) > 1
+    for page in pages:
+        parsed = _refs(page)
+        assert parsed.refs, page
+        for tag, ref in parsed.refs:
+            parts = urlsplit(ref)
+            assert not parts.scheme and not parts.netloc and not ref.startswith("/"), (page.name, ref)
+            if not parts.path:
+                assert parts.fragment in parsed.ids, (page.name, ref)
+                continue
+            assert (page.parent / unquote(parts.path)).resolve().exists(), (page.name, ref)
+
+
+def test_every_experiment_has_a_page_with_its_files(built):
+    results, counts, index = built
+    for config in results.rglob("config.yaml"):
+        relative = config.parent.relative_to(results)
+        page = results / SITE_DIR / ("exp-" + "--".join(relative.parts) + ".html")
+        html = page.read_text()
+        assert "config.yaml" in html and "Provenance" in html
+        assert f'href="{SITE_DIR}/{page.name}"' in index, relative  # reachable from the index
+        for figure in config.parent.glob("*.svg"):
+            assert f'src="../{(relative / figure.name).as_posix()}"' in html
+
+
+def test_stale_and_missing_are_shown_and_nothing_breaks(tmp_path):
+    if not (RESULTS / "table1.csv").exists():
+        pytest.skip("no committed results")
+    results = copy_results(tmp_path / "results")
+    # one results file gone, one summary table gone, one experiment made by "older code"
+    (results / "minimax" / "cls_label_ldp" / "fit.csv").unlink()
+    (results / "kclass_claims.csv").unlink()
+    provenance = results / "minimax" / "reg_nonprivate" / "provenance.json"
+    provenance.write_text(re.sub(r'"code_fingerprint": "\w+"', '"code_fingerprint": "0000000000000000"',
+                                 provenance.read_text()))
+    counts = write_site(results)
+    assert "kclass_claims.csv" in counts["missing"]
+    page = (results / SITE_DIR / "exp-minimax--cls_label_ldp.html").read_text()
+    assert "results/minimax/cls_label_ldp/fit.csv</code> is not there" in page
+    assert 'class="badge v-missing"' in page
+    index = (results / INDEX).read_text()
+    assert "results/kclass_claims.csv</code> is not there" in index
+    stale = (results / SITE_DIR / "exp-minimax--reg_nonprivate.html").read_text()
+    assert "computed by older code" in stale
+    # the other sections are whole
+    assert 'id="table1"' in index and 'id="userlevel"' in index and 'id="audit"' in index
+
+
+def test_an_empty_results_directory_gives_a_page_that_says_so(tmp_path):
+    counts = write_site(tmp_path)
+    index = (tmp_path / INDEX).read_text()
+    assert counts["experiments"] == 0
+    for name in ("table1.csv", "kclass_claims.csv", "audit.csv", "bench.md"):
+        assert f"results/{name}</code> is not there" in index
+
+
+@pytest.mark.parametrize("text, cls", [
+    ("consistent", "v-good"), ("inconsistent", "v-bad"), ("not reproduced", "v-bad"), ("reproduced", "v-good"),
+    ("pre-asymptotic", "v-unsure"), ("inconclusive", "v-unsure"), ("not run: no estimator", "v-none"),
+    ("upper bound respected", "v-good"), ("upper bound violated", "v-bad"), ('<a href="x">consistent</a>', "v-good"),
+    ("law-free consistent (-0.97 vs -1.00); ul_mean_l2: inconclusive", "v-good"), ("", ""), (None, ""),
+])
+def test_verdict_colours(text, cls):
+    assert verdict_class(text) == cls
+
+
+def test_cli_refuses_a_missing_results_directory(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "labeldp_sim", "report", "--results", str(tmp_path / "nowhere")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "--results" in run.stderr and "allowed" in run.stderr
+    assert not (tmp_path / "nowhere").exists()
