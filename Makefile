@@ -46,7 +46,7 @@ report: $(STAMP)
 
 # the report opened in headless Chromium (every page, link, image and table), and its screenshot for the README
 report-check: report
-	$(BIN)/python -m labeldp_sim.core.site_check results/index.html --screenshot docs/report-index.png
+	$(BIN)/python -m labeldp_sim.core.site_check results/index.html --screenshot docs/report-index.png --screenshot-height 1400
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -206,7 +206,8 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500) -> SiteReport:
+def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500,
+               screenshot_height: int = MAX_SCREENSHOT_HEIGHT) -> SiteReport:
     """Open ``index`` and every page it reaches in headless Chromium; report what is broken.
 
     Parameters
@@ -219,6 +220,8 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
     max_pages : int
         Stop after this many pages; stopping is itself reported as a problem, since the rest of
         the site went unchecked.
+    screenshot_height : int
+        Crop the screenshot to this many CSS pixels from the top (the README shows the top).
 
     Returns
     -------
@@ -245,6 +248,10 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
     def name_of(path: Path) -> str:
         return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
+    def shoot(driver) -> None:
+        if screenshot is not None:
+            _save_screenshot(driver, Path(screenshot), screenshot_height)
+
     profile = tempfile.mkdtemp(prefix="labeldp-sim-chromium-")
     driver = None
     try:
@@ -259,7 +266,7 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
             report.pages.append(name)
             problems: list[str] = []
             found = _check_page(driver, page, root, root_uri, problems, report, fragments,
-                                name, screenshot if page == index else None)
+                                name, shoot if page == index else None)
             if found is not None:
                 anchors[page], links = found
                 for target in links:
@@ -286,35 +293,35 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
 
 def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[str],
                 report: SiteReport, fragments: list, name: str,
-                screenshot: Path | None) -> tuple[set[str], list[Path]] | None:
-    """Load ``page``, note its problems and count what was checked.
+                shoot) -> tuple[set[str], list[Path]] | None:
+    """Load ``page``, note its problems and count what was checked; ``shoot(driver)``, when given,
+    takes the screenshot once the page has settled.
 
     Returns the page's ids and anchor names with the site pages it links to, or None when the
     page could not be read.
     """
     from selenium.common.exceptions import TimeoutException, WebDriverException
 
-    try:
-        driver.get(page.as_uri())
-    except TimeoutException:
-        problems.append(f"did not load within {PAGE_LOAD_TIMEOUT_S} s")
-        _read_console(driver, root_uri, problems)
+    def attempt(call, late: str, failed: str):
+        try:
+            return call(), True
+        except TimeoutException:
+            problems.append(f"{late} {PAGE_LOAD_TIMEOUT_S} s")
+            _read_console(driver, root_uri, problems)
+        except WebDriverException as error:
+            problems.append(f"{failed}: {_one_line(error.msg or error)}")
+        return None, False
+
+    _, opened = attempt(lambda: driver.get(page.as_uri()), "did not load within", "could not be opened")
+    if not opened:
         return None
-    except WebDriverException as error:
-        problems.append(f"could not be opened: {_one_line(error.msg or error)}")
-        return None
-    try:
-        seen = driver.execute_async_script(_PAGE_SCRIPT)
-    except TimeoutException:
-        problems.append(f"images still loading after {PAGE_LOAD_TIMEOUT_S} s")
-        _read_console(driver, root_uri, problems)
-        return None
-    except WebDriverException as error:
-        problems.append(f"could not be checked: {_one_line(error.msg or error)}")
+    seen, read = attempt(lambda: driver.execute_async_script(_PAGE_SCRIPT), "images still loading after",
+                         "could not be checked")
+    if not read:
         return None
 
-    if screenshot is not None:
-        _save_screenshot(driver, Path(screenshot))
+    if shoot is not None:
+        shoot(driver)
 
     def local(ref: str | None, kind: str) -> Path | None:
         """The file ``ref`` names, or None once why it is not one of the site's is noted."""
@@ -391,13 +398,13 @@ def _read_console(driver, root_uri: str, problems: list[str]) -> None:
             problems.append(f"console error: {_one_line(entry.get('message', '')).replace(root_uri, '')}")
 
 
-def _save_screenshot(driver, path: Path) -> None:
+def _save_screenshot(driver, path: Path, max_height: int = MAX_SCREENSHOT_HEIGHT) -> None:
     # The whole page, not just the window: CDP can capture beyond the viewport given a clip.
     metrics = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
     size = metrics.get("cssContentSize") or metrics["contentSize"]
     clip = {"x": 0, "y": 0, "scale": 1,
             "width": max(1, min(int(size["width"]), 4 * WINDOW[0])),
-            "height": max(1, min(int(size["height"]), MAX_SCREENSHOT_HEIGHT))}
+            "height": max(1, min(int(size["height"]), max_height, MAX_SCREENSHOT_HEIGHT))}
     shot = driver.execute_cdp_cmd("Page.captureScreenshot",
                                   {"format": "png", "captureBeyondViewport": True, "clip": clip})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -416,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Check a static HTML site in headless Chromium.")
     parser.add_argument("index", type=Path, help="the site's index.html")
     parser.add_argument("--screenshot", type=Path, help="save a full-page PNG of the index here")
+    parser.add_argument("--screenshot-height", type=int, default=MAX_SCREENSHOT_HEIGHT,
+                        help="crop the screenshot to this many CSS pixels from the top (the README's: 1400)")
     parser.add_argument("--max-pages", type=int, default=500, help="stop after this many pages")
     args = parser.parse_args(argv)
     if not args.index.is_file():
@@ -424,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     if reason:
         print(f"site check: browser unavailable: {reason}", file=sys.stderr)
         return 2
-    report = check_site(args.index, screenshot=args.screenshot, max_pages=args.max_pages)
+    report = check_site(args.index, screenshot=args.screenshot, max_pages=args.max_pages,
+                        screenshot_height=args.screenshot_height)
     for problem in report.problems:
         print(problem)
     print(report.summary())

@@ -34,13 +34,16 @@ def _primary(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["primary"].astype(str).str.lower() == "true"]
 
 
-def _law_free(site) -> str:
-    relative = f"{BASE}/law_free/table.csv"
+def _rows(site, relative: str, how: str, heading: str, build) -> str:
+    """The primary rows of ``relative`` as ``build(site, rows)`` lays them out, under ``heading``."""
     frame = site.read_csv(relative)
     if frame is None:
-        return site.missing_file(relative, "make minimax writes it")
-    part = _primary(frame)
-    rows = pd.DataFrame({
+        return site.missing_file(relative, how)
+    return heading + table(build(site, _primary(frame)), raw=("experiment",)) + site.sources(relative)
+
+
+def _law_free_rows(site, part: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
         "experiment": [site.page_link(f"{BASE}/law_free/{e}", e) for e in part.experiment],
         "Table 1 row": part.table1_row.to_numpy(), "axis": part.axis.to_numpy(), "d": part.d.to_numpy(),
         "rate (source)": [f"{r} ({s})" for r, s in zip(part.rate, part.rate_source)],
@@ -49,27 +52,22 @@ def _law_free(site) -> str:
                                    zip(part.deep_slope, part.deep_ci_low, part.deep_ci_high)],
         "window": [f"{fmt(lo)}–{fmt(hi)}" for lo, hi in zip(part.deep_lo, part.deep_hi)],
         "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
-    return ("<h3>Law-free rows</h3><p>Worst lower-bound instance against the oracle-tuned estimator, exact "
-            "expected errors; the slope of the deepest window decides.</p>"
-            + table(rows, raw=("experiment",)) + site.sources(relative))
 
 
-def _law_tied(site) -> str:
-    relative = f"{BASE}/table1.csv"
-    frame = site.read_csv(relative)
-    if frame is None:
-        return site.missing_file(relative, "make sweep writes it")
-    part = _primary(frame)
-    rows = pd.DataFrame({
+def _law_tied_rows(site, part: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
         "experiment": [site.page_link(f"{BASE}/{e}", e) for e in part.experiment],
         "Table 1 row": part.table1_row.to_numpy(), "estimator": part.estimator.to_numpy(),
         "axis": part.axis.to_numpy(), "d": part.d.to_numpy(), "fixed": part.fixed.to_numpy(),
         "slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
         "bound's local slope": [fmt(t) for t in part.theory], "rate": part.rate.to_numpy(),
         "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
-    return ("<h3>Law-tied rows</h3><p>Fixed instances, tested one-sidedly against the upper bound: "
-            "they confirm the estimators, they give no minimax verdict.</p>"
-            + table(rows, raw=("experiment",)) + site.sources(relative))
+
+
+LAW_FREE_HEADING = ("<h3>Law-free rows</h3><p>Worst lower-bound instance against the oracle-tuned estimator, exact "
+                    "expected errors; the slope of the deepest window decides.</p>")
+LAW_TIED_HEADING = ("<h3>Law-tied rows</h3><p>Fixed instances, tested one-sidedly against the upper bound: "
+                    "they confirm the estimators, they give no minimax verdict.</p>")
 
 
 def _section(site):
@@ -82,12 +80,13 @@ def _section(site):
         parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
     else:
         parts.append(site.missing_file(relative, "make sweep writes it"))
-    parts.append(_law_free(site))
+    parts.append(_rows(site, f"{BASE}/law_free/table.csv", "make minimax writes it", LAW_FREE_HEADING,
+                       _law_free_rows))
     free = site.read_csv(f"{BASE}/law_free/table.csv") if (site.results / BASE / "law_free" / "table.csv").exists() \
         else None
     if free is not None:
         counts = _primary(free).verdict.value_counts()
-    parts.append(_law_tied(site))
+    parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows))
     figures = []
     for stem, caption in (("exponents", "measured exponents against Table 1"),
                           ("error_vs_m", "error against m per estimator")):
