@@ -109,11 +109,13 @@ def badge(text: str, cls: str | None = None) -> str:
 
 
 def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("verdict",),
-          links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = ()) -> str:
+          links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = (),
+          wide: tuple = ()) -> str:
     """A sortable HTML table of ``frame``.
 
     ``verdicts`` are the columns coloured by :func:`verdict_class`; ``links`` maps a column to
-    a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped.
+    a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped;
+    ``wide`` columns keep a reading width (long text) when the table is squeezed.
     Numbers carry their full value in ``data-sort`` so sorting is numeric.
     """
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
@@ -129,8 +131,10 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
             attrs = ""
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
                 attrs = f' data-sort="{float(value)!r}"'
-            if c in verdicts:
-                attrs += f' class="{verdict_class(value)}"'
+            classes = " ".join(filter(None, (verdict_class(value) if c in verdicts else "",
+                                             "wide" if c in wide else "")))
+            if classes:
+                attrs += f' class="{classes}"'
             href = links[c](row) if c in links else None
             if href:
                 text = f'<a href="{esc(href)}">{text}</a>'
@@ -568,10 +572,12 @@ def _bench_section(site: Site) -> Section:
                        summary="missing")
     lines = text.splitlines()
     meta = [line[2:] for line in lines if line.startswith("- ") and ":" in line][:4]
-    body = re.sub(r"^# .*$", "", text, count=1, flags=re.M)
+    body = "\n".join(line for line in lines if line[2:] not in meta)
+    body = re.sub(r"^# .*$", "", body, count=1, flags=re.M)
     body = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", body, flags=re.M)  # under the section's h2
     html_body = ("<p>" + esc("; ".join(meta)) + ". Ratios are measured side by side in one run; compare them, "
-                 "not the seconds across machines.</p><details open><summary>Every benchmark table</summary>"
+                 f"not the seconds across machines.</p><details><summary>Every benchmark table ({text.count(chr(10) + '|---')})"
+                 "</summary>"
                  + markdown_html(body) + "</details>" + site.sources("bench.md"))
     return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
 

@@ -40,13 +40,13 @@ def _section(site):
     body = ("<p>Each claim the paper makes about its Figures 2–4 and the digits experiment, checked on the "
             "reduced-scale runs: the paired difference of accuracies (VA − baseline, in points) with its 95% CI, "
             "and the rule that turns it into a verdict.</p>"
-            + table(frame, COLUMNS, raw=("figure", "measured")) + site.sources("kclass_claims.csv"))
+            + table(frame, COLUMNS, raw=("figure", "measured"), wide=("measured",)) + site.sources("kclass_claims.csv"))
     paper = None
     if (site.results / "paper_scale" / "kclass_claims.csv").exists():
         paper, _ = _claims(site, "paper_scale/kclass_claims.csv", "paper_scale/")
     if paper is not None:
         body += ("<details><summary>At the paper's scale (results/paper_scale/)</summary>"
-                 + table(paper, COLUMNS, raw=("figure", "measured"))
+                 + table(paper, COLUMNS, raw=("figure", "measured"), wide=("measured",))
                  + site.sources("paper_scale/kclass_claims.csv") + "</details>")
     return Section("K-class claims (papers/002)", body, anchor="kclass",
                    summary=", ".join(f"{n} {v}" for v, n in counts.items()))

@@ -34,12 +34,14 @@ def _primary(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["primary"].astype(str).str.lower() == "true"]
 
 
-def _rows(site, relative: str, how: str, heading: str, build) -> str:
-    """The primary rows of ``relative`` as ``build(site, rows)`` lays them out, under ``heading``."""
+def _rows(site, relative: str, how: str, heading: str, build, folded: bool = False) -> str:
+    """The primary rows of ``relative`` as ``build(site, rows)`` lays them out, under ``heading``
+    (``folded``: inside a closed details element, for rows that confirm rather than decide)."""
     frame = site.read_csv(relative)
     if frame is None:
         return site.missing_file(relative, how)
-    return heading + table(build(site, _primary(frame)), raw=("experiment",)) + site.sources(relative)
+    rows = table(build(site, _primary(frame)), raw=("experiment",), wide=("reason",)) + site.sources(relative)
+    return heading + (f"<details><summary>{len(_primary(frame))} rows</summary>{rows}</details>" if folded else rows)
 
 
 def _law_free_rows(site, part: pd.DataFrame) -> pd.DataFrame:
@@ -86,7 +88,8 @@ def _section(site):
         else None
     if free is not None:
         counts = _primary(free).verdict.value_counts()
-    parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows))
+    parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows,
+                       folded=True))
     figures = []
     for stem, caption in (("exponents", "measured exponents against Table 1"),
                           ("error_vs_m", "error against m per estimator")):
