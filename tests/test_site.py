@@ -159,9 +159,11 @@ def test_verdict_colours(text, cls):
     assert verdict_class(text) == cls
 
 
-def test_cli_refuses_a_missing_results_directory(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "labeldp_sim", "report", "--results", str(tmp_path / "nowhere")],
-                         capture_output=True, text=True, cwd=ROOT)
+@pytest.mark.parametrize("args", [["--results", "{tmp}/nowhere"], ["--bogus"]])
+def test_cli_refuses_bad_arguments_in_one_line(tmp_path, args):
+    args = [a.format(tmp=tmp_path) for a in args]
+    run = subprocess.run([sys.executable, "-m", "labeldp_sim", "report", *args], capture_output=True, text=True,
+                         cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "--results" in run.stderr and "allowed" in run.stderr
-    assert not (tmp_path / "nowhere").exists()
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / INDEX).exists()

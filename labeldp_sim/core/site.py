@@ -653,17 +653,20 @@ def main(argv: list) -> int:
 
     from .errors import ConfigError
 
-    parser = argparse.ArgumentParser(prog="labeldp-sim report", description="results/index.html and one page per "
-                                     "experiment, from the files already in the results directory")
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # one line, not argparse's usage block
+            raise ConfigError("report arguments", " ".join(argv), f"--results DIR ({message})")
+
+    parser = Parser(prog="labeldp-sim report", description="results/index.html and one page per "
+                    "experiment, from the files already in the results directory")
     parser.add_argument("--results", default="results", help="the results directory (default: results)")
     try:
         args = parser.parse_args(argv)
-    except SystemExit as err:  # argparse has printed its one line
-        return 0 if err.code == 0 else 2
-    results = Path(args.results)
-    if not results.is_dir():
-        print(f"labeldp-sim report: error: {ConfigError('--results', args.results, 'an existing results directory')}",
-              file=sys.stderr)
+        results = Path(args.results)
+        if not results.is_dir():
+            raise ConfigError("--results", args.results, "an existing results directory")
+    except ConfigError as err:
+        print(f"labeldp-sim report: error: {err}", file=sys.stderr)
         return 2
     start = time.perf_counter()
     counts = write_site(results)
