@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from labeldp_sim.app import load_sites
-from labeldp_sim.core import site as site_module
-from labeldp_sim.core.site import INDEX, SITE_DIR, verdict_class, write_site
+from labeldp_sim.core.site import INDEX, SITE_DIR, write_site
+from labeldp_sim.core.site_html import esc, verdict_class
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -85,7 +85,7 @@ def test_index_shows_every_row_claim_and_mechanism(built):
     audit = pd.read_csv(results / "audit.csv")
     audit_html = index.split('id="audit"')[1].split("</section>")[0]
     for mechanism in audit.mechanism[audit.kind == "mechanism"]:
-        assert f"<td>{site_module.esc(mechanism)}</td>" in audit_html, mechanism
+        assert f"<td>{esc(mechanism)}</td>" in audit_html, mechanism
     assert "Theorem 7" in index.split('id="theorem7"')[1]
     assert counts["experiments"] == len(list(results.rglob("config.yaml")))
 

@@ -51,7 +51,8 @@ SHARED_PRESENTATION = (
     "core/__init__.py", "core/cli.py", "core/cluster.py", "core/components.py", "core/conf_path.py", "core/config.py",
     "core/errors.py", "core/fit.py", "core/interrupts.py", "core/kinds.py", "core/memory.py",
     "core/provenance.py", "core/report.py", "core/scheduler_probe.py", "core/settings.py", "core/store.py",
-    "core/site.py", "core/site_check.py", "core/sweeps.py", "core/windows.py",
+    "core/site.py", "core/site_check.py", "core/site_html.py", "core/site_sections.py", "core/sweeps.py",
+    "core/windows.py",
     "privacy/__init__.py", "privacy/audit/",
 )
 # The module of a paper package that declares its presentation modules, and the name it uses.

@@ -19,17 +19,15 @@ The core names no paper.  A paper package contributes through its ``site`` modul
 * :func:`register_layout` for the pages of its experiment kinds (which figures and tables a
   page shows, in which order; the files a run of that kind always writes).
 
-The shared parts (the privacy audit, the benchmarks, provenance) are registered here.
+The shared parts (the privacy audit, the benchmarks, provenance) are in :mod:`.site_sections`;
+the HTML pieces (tables, verdict colours, Markdown) in :mod:`.site_html`.
 """
 
 from __future__ import annotations
 
-import html
+import importlib
 import json
-import math
-import re
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -38,139 +36,21 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from .provenance import ROOT, code_fingerprint, package_of
+from .provenance import code_fingerprint, package_of
+from .site_html import badge, esc, markdown_html, table
 from .store import atomic_write
 
-__all__ = ["Layout", "Section", "Site", "register_layout", "register_section", "layout_of", "verdict_class",
-           "write_site", "main", "INDEX", "SITE_DIR"]
+__all__ = ["Layout", "Section", "Site", "register_layout", "register_section", "layout_of", "write_site", "main",
+           "INDEX", "SITE_DIR"]
 
 INDEX = "index.html"
 SITE_DIR = "site"
 ASSETS = Path(__file__).with_name("site_assets")
-# A table longer than this shows its first rows and links the CSV for the rest: a page stays
-# quick to open and to print.
-MAX_ROWS = 400
 FIGURE_ORDER = ("rate", "heatmap", "convergence", "accuracy")
 DATA_SUFFIXES = (".csv", ".md", ".yaml", ".json", ".png", ".svg")
 # Per-trial exports are large and not committed (.gitignore): named, never linked, so the
 # committed site has no link that a fresh clone would break.
 UNLINKED = ("trials.csv",)
-
-
-# ---------------------------------------------------------------------------- verdict colours
-
-# Words a verdict cell starts with (or contains) and the colour class they get.  Order
-# matters: "inconsistent" before "consistent", "not reproduced" before "reproduced".
-_VERDICTS = (
-    ("not run", "v-none"), ("missing", "v-missing"), ("stale", "v-stale"),
-    ("inconsistent", "v-bad"), ("not reproduced", "v-bad"), ("upper bound violated", "v-bad"),
-    ("leaky", "v-bad"), ("not private", "v-bad"), ("missed", "v-bad"), ("accepted", "v-bad"),
-    ("inconclusive", "v-unsure"), ("pre-asymptotic", "v-unsure"),
-    ("consistent", "v-good"), ("reproduced", "v-good"), ("upper bound respected", "v-good"),
-    ("private", "v-good"), ("caught", "v-good"), ("refused", "v-good"), ("stated", "v-note"),
-)
-
-
-def verdict_class(text) -> str:
-    """The colour class of a verdict text (``v-good``, ``v-bad``, ``v-unsure``...), '' for none."""
-    if not isinstance(text, str):
-        return ""
-    low = _strip_tags(text).strip().lower()
-    for word, cls in _VERDICTS:
-        if low.startswith(word):
-            return cls
-    first = min(((low.find(word), cls) for word, cls in _VERDICTS if word in low), default=None)
-    return first[1] if first else ""
-
-
-# ---------------------------------------------------------------------------- HTML pieces
-
-def esc(value) -> str:
-    return html.escape("" if value is None else str(value))
-
-
-def fmt(value, digits: int = 3) -> str:
-    """A number as a table shows it: 3 decimals, or 3 significant digits when large or tiny."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:d}" if abs(value) < 1e15 else f"{value:.{digits}g}"
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
-        return f"{value:.{digits}g}"
-    if float(value).is_integer() and abs(value) >= 10:  # a count or a grid size stored as float
-        return f"{int(value):d}"
-    return f"{value:.{digits}f}"
-
-
-def badge(text: str, cls: str | None = None) -> str:
-    return f'<span class="badge {cls or verdict_class(text)}">{esc(text)}</span>'
-
-
-def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("verdict",),
-          links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = (),
-          wide: tuple = ()) -> str:
-    """A sortable HTML table of ``frame``.
-
-    ``verdicts`` are the columns coloured by :func:`verdict_class`; ``links`` maps a column to
-    a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped;
-    ``wide`` columns keep a reading width (long text) when the table is squeezed.
-    Numbers carry their full value in ``data-sort`` so sorting is numeric.
-    """
-    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    links = links or {}
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    body = []
-    shown = frame.head(max_rows)
-    for _, row in shown.iterrows():
-        cells = []
-        for c in columns:
-            value = row[c]
-            text = value if c in raw else esc(fmt(value))
-            attrs = ""
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
-                attrs = f' data-sort="{float(value)!r}"'
-            classes = " ".join(filter(None, (verdict_class(value) if c in verdicts else "",
-                                             "wide" if c in wide else "")))
-            if classes:
-                attrs += f' class="{classes}"'
-            href = links[c](row) if c in links else None
-            if href:
-                text = f'<a href="{esc(href)}">{text}</a>'
-            cells.append(f"<td{attrs}>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = ""
-    if len(frame) > len(shown):
-        more = f'<p class="note">First {len(shown)} of {len(frame)} rows; the CSV file has them all.</p>'
-    cap = f"<caption>{caption}</caption>" if caption else ""
-    return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>{more}')
-
-
-def markdown_html(text: str) -> str:
-    """Markdown (a results ``.md`` file, or a section of one) as HTML, tables included."""
-    import markdown
-
-    out = markdown.markdown(text, extensions=["tables"])
-    # the verdict cells of a Markdown table get their colours too
-    return re.sub(r"<td>(.*?)</td>", lambda m: f'<td class="{verdict_class(_strip_tags(m.group(1)))}">'
-                                               f"{m.group(1)}</td>", out, flags=re.S)
-
-
-def _strip_tags(text: str) -> str:
-    return re.sub(r"<[^>]+>", "", text)
-
-
-def markdown_section(text: str, heading: str) -> str | None:
-    """The part of a Markdown document under ``## heading`` (to the next heading of that level)."""
-    match = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, flags=re.M)
-    if not match:
-        return None
-    level = len(match.group(1))
-    rest = text[match.end():]
-    end = re.search(rf"^#{{1,{level}}} ", rest, flags=re.M)
-    return rest[: end.start()] if end else rest
 
 
 # ---------------------------------------------------------------------------- plug-in contract
@@ -487,106 +367,6 @@ def experiment_page(site: Site, exp: Experiment) -> str:
     return _page(f"{exp.name} ({exp.path.as_posix()})", "\n".join(parts), depth=1, site=site)
 
 
-# ---------------------------------------------------------------------------- the shared sections
-
-def _provenance_section(site: Site) -> Section:
-    rows = []
-    for relative, exp in site.experiments.items():
-        trials = (exp.provenance.get("trials") or {}) if exp.provenance else {}
-        rows.append({"experiment": relative, "kind": exp.kind + (f" ({exp.mode})" if exp.mode else ""),
-                     "package": exp.package or "", "status": exp.status,
-                     "written": (exp.provenance.get("written") or "")[:16].replace("T", " "),
-                     "commit": (exp.provenance.get("git_commit") or "")[:12],
-                     "fingerprint": exp.recorded or "", "current fingerprint": exp.current or "",
-                     "trials wanted": trials.get("wanted"), "computed": trials.get("computed"),
-                     "reused": trials.get("reused")})
-    if not rows:
-        return Section("Provenance", "<p>No experiment directory (with a config.yaml) in results/ yet: "
-                       "run <code>make sweep</code>.</p>", anchor="provenance")
-    frame = pd.DataFrame(rows)
-    counts = frame.status.value_counts()
-    totals = {c: int(pd.to_numeric(frame[c], errors="coerce").fillna(0).sum())
-              for c in ("trials wanted", "computed", "reused")}
-    fingerprints = {}
-    for exp in site.experiments.values():
-        if exp.package:
-            fingerprints[exp.package] = exp.current
-    head = _head_commit()
-    lead = (f"<p>Working tree at commit <code>{esc(head)}</code>; current code fingerprints: "
-            + ", ".join(f"<code>{esc(p)}</code> {esc(f)}" for p, f in sorted(fingerprints.items()))
-            + f". {len(frame)} experiments: " + ", ".join(f"{n} {esc(s)}" for s, n in counts.items())
-            + f". Trials: {totals['trials wanted']:,} wanted, {totals['computed']:,} computed, "
-              f"{totals['reused']:,} reused from the store (as each experiment's last run recorded).</p>"
-            + "<p>An experiment is <b>stale</b> when its <code>provenance.json</code> records a code fingerprint "
-              "other than the current one of its package: its numbers come from older code.</p>")
-    body = lead + table(frame, verdicts=("status",), raw=(), links={
-        "experiment": lambda row: site.page_href(row["experiment"])})
-    return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
-                   "<code>*/config.yaml</code> under results/.</p>", anchor="provenance",
-                   summary=", ".join(f"{n} {s}" for s, n in counts.items()))
-
-
-def _head_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip() or "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-
-
-def _audit_section(site: Site) -> Section:
-    frame = site.read_csv("audit.csv")
-    if frame is None:
-        return Section("Privacy audit", site.missing_file("audit.csv", "make audit writes it"), anchor="audit",
-                       summary="missing")
-    kind = frame["kind"].astype(str)
-    groups = {"mechanisms": kind == "mechanism", "planted mutants": kind.str.startswith("mutant"),
-              "careless inputs": kind == "careless input", "stated limitations": kind == "stated limitation"}
-    lines = []
-    for label, mask in groups.items():
-        part = frame[mask]
-        if len(part):
-            agree = int((part.verdict == part.expected).sum())
-            lines.append(f"<li>{len(part)} {label}: {agree} as expected "
-                         f"({esc(', '.join(f'{n} {v}' for v, n in part.verdict.value_counts().items()))})</li>")
-    ok = bool((frame.verdict == frame.expected).all())
-    summary = "every verdict as expected" if ok else "some verdicts differ from what is expected"
-    head = f'<p>{badge("private" if ok else "inconsistent", "v-good" if ok else "v-bad")} {esc(summary)}.</p>'
-    mechanisms = frame[groups["mechanisms"] | groups["planted mutants"]]
-    cols = ["mechanism", "kind", "privacy", "claimed_eps", "exact_loss", "eps_lower", "caught_by", "verdict",
-            "expected"]
-    body = (head + "<ul>" + "".join(lines) + "</ul>" + table(mechanisms, cols)
-            + "<details><summary>Careless inputs and stated limitations</summary>"
-            + table(frame[groups["careless inputs"] | groups["stated limitations"]], ["mechanism", "kind", "message",
-                                                                                        "verdict", "expected"])
-            + "</details>" + site.sources("audit.csv", "audit.md"))
-    return Section("Privacy audit", body, anchor="audit",
-                   summary=f"{int(groups['mechanisms'].sum())} mechanisms, {int(groups['planted mutants'].sum())} "
-                           f"mutants: {summary}")
-
-
-def _bench_section(site: Site) -> Section:
-    text = site.read_text("bench.md")
-    if text is None:
-        return Section("Benchmarks", site.missing_file("bench.md", "make bench writes it"), anchor="bench",
-                       summary="missing")
-    lines = text.splitlines()
-    meta = [line[2:] for line in lines if line.startswith("- ") and ":" in line][:4]
-    body = "\n".join(line for line in lines if line[2:] not in meta)
-    body = re.sub(r"^# .*$", "", body, count=1, flags=re.M)
-    body = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", body, flags=re.M)  # under the section's h2
-    html_body = ("<p>" + esc("; ".join(meta)) + ". Ratios are measured side by side in one run; compare them, "
-                 f"not the seconds across machines.</p><details><summary>Every benchmark table ({text.count(chr(10) + '|---')})"
-                 "</summary>"
-                 + markdown_html(body) + "</details>" + site.sources("bench.md"))
-    return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
-
-
-register_section(80, _audit_section)
-register_section(90, _bench_section)
-register_section(100, _provenance_section)
-
-
 # ---------------------------------------------------------------------------- the whole site
 
 def _index(site: Site) -> str:
@@ -623,6 +403,8 @@ def write_site(results: Path) -> dict:
     Pages are written whole (atomic_write), so a reader never sees half a page; pages of
     experiments no longer in ``results`` are removed.
     """
+    importlib.import_module(f"{__package__}.site_sections")  # registers the shared sections
+
     results = Path(results)
     site = Site(results)
     out = results / SITE_DIR

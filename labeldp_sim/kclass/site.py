@@ -7,7 +7,8 @@ paper-scale runs are there): each claim's paired difference with its 95% CI is t
 
 from __future__ import annotations
 
-from ..core.site import Layout, Section, esc, register_layout, register_section, table
+from ..core.site import Layout, Section, register_layout, register_section
+from ..core.site_html import esc, table
 
 __all__ = []
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..core.site import Layout, Section, badge, esc, fmt, markdown_html, markdown_section, register_layout, \
-    register_section, table
+from ..core.site import Layout, Section, register_layout, register_section
+from ..core.site_html import badge, esc, fmt, markdown_html, markdown_section, table
 
 __all__ = []
 
