@@ -87,7 +87,7 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
         cells = []
         for c in columns:
             value = row[c]
-            text = value if c in raw else esc(fmt(value))
+            text = value if c in raw else _folded(fmt(value))
             attrs = ""
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
                 attrs = f' data-sort="{float(value)!r}"'
@@ -106,6 +106,18 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
     cap = f"<caption>{caption}</caption>" if caption else ""
     return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+
+
+# A cell longer than this (a verdict's reasons, a command line) opens on a click, so one long
+# cell does not make every row of its table a screen tall.
+LONG_CELL = 180
+
+
+def _folded(text: str) -> str:
+    if len(text) <= LONG_CELL:
+        return esc(text)
+    cut = text[:LONG_CELL // 2].rsplit(" ", 1)[0]
+    return f"<details><summary>{esc(cut)} …</summary>{esc(text)}</details>"
 
 
 def markdown_html(text: str) -> str:
