@@ -48,11 +48,12 @@ report: $(STAMP)
 report-check: report
 	$(BIN)/python -m labeldp_sim.core.site_check results/index.html --screenshot docs/report-index.png --screenshot-height 1400
 
+# on every core (pytest-xdist): no test shares a file, a port or a store with another
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -n auto -m slow
 
 audit: $(STAMP)
 	$(BIN)/python -m labeldp_sim audit

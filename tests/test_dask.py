@@ -112,7 +112,6 @@ def _closed(cluster) -> bool:
 # --------------------------------------------------------------------------- same numbers
 
 
-@pytest.mark.slow  # test_runner's parity checks Dask's numbers in the default run; this adds the exported files
 def test_dask_exports_the_same_trials_as_loky(make_cfg, tmp_path, local_clusters):
     outs = {}
     for backend, extra in (("loky", ["runner.backend=loky", "runner.n_jobs=2"]), ("dask", DASK)):
@@ -404,7 +403,6 @@ def _stored(store: Path) -> int:
         return 0
 
 
-@pytest.mark.slow  # the default run keeps Ctrl-C during Dask's start-up and a worker's error closing the cluster
 def test_ctrl_c_closes_the_cluster_keeps_the_trials_and_resumes(make_cfg, tmp_path):
     """A terminal's Ctrl-C: SIGINT to the whole process group, the driver and its workers."""
     args = ["experiment=cls_label_cdp", "grid.reps=400", "grid.d=[1]", "runner.chunk=10", "runner.path=sufficient",

@@ -14,7 +14,7 @@ __all__ = ["verdict_class", "esc", "fmt", "badge", "table", "markdown_html", "ma
 
 # A table longer than this shows its first rows and links the CSV for the rest: a page stays
 # quick to open and to print.
-MAX_ROWS = 400
+MAX_ROWS = 150
 
 
 # ---------------------------------------------------------------------------- verdict colours

@@ -169,7 +169,6 @@ def test_noiseless_limit_recovers_signs():
 # --------------------------------------------------------------------------- (d) SO
 
 
-@pytest.mark.slow  # statistical (16 trials at two n); ul_so's fitted n-slope checks the same in make sweep
 def test_algorithm3_error_decreases_with_n():
     est, fam, m, trials = Algorithm3(), QuadraticSO(), 256, 16
     small = [r["error"] for r in _trials(est, fam, 2 ** 13, m, 1.0, 4, trials, 41, "sufficient")]
