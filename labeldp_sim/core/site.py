@@ -57,11 +57,10 @@ UNLINKED = ("trials.csv",)
 
 @dataclass
 class Section:
-    """One part of the index: its heading, its HTML and the results files it read."""
+    """One part of the index: its heading and its HTML (which says what results files it read)."""
 
     title: str
     body: str
-    sources: tuple = ()
     anchor: str = ""
     summary: str = ""  # one line for the index's table of contents
 
@@ -157,6 +156,7 @@ class Site:
     results: Path
     generated: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     missing: list = field(default_factory=list)  # results-relative paths a section wanted and did not find
+    _csv: dict = field(default_factory=dict, repr=False)  # sections share a table (table1.csv): read once
 
     @cached_property
     def experiments(self) -> dict:
@@ -185,13 +185,17 @@ class Site:
         return Experiment(relative, config, provenance, current, package)
 
     def read_csv(self, relative: str) -> pd.DataFrame | None:
-        """A results CSV, or None (and noted as missing) when it is not there or unreadable."""
-        path = self.results / relative
-        try:
-            return pd.read_csv(path)
-        except (OSError, ValueError, pd.errors.ParserError):
-            self.missing.append(relative)
-            return None
+        """A results CSV, or None (and noted as missing) when it is not there or unreadable.
+
+        Read once per report and shared between sections: a section filters it, never edits it.
+        """
+        if relative not in self._csv:
+            try:
+                self._csv[relative] = pd.read_csv(self.results / relative)
+            except (OSError, ValueError, pd.errors.ParserError):
+                self._csv[relative] = None
+                self.missing.append(relative)
+        return self._csv[relative]
 
     def read_text(self, relative: str) -> str | None:
         try:
@@ -209,6 +213,19 @@ class Site:
             return f'{esc(text or relative)} {badge("missing")}'
         prefix = "../" if from_site else ""
         return f'<a href="{esc(prefix + relative)}">{esc(text or relative)}</a>'
+
+    def figure(self, stem: str, caption: str, *, from_site: bool = False) -> str | None:
+        """The figure ``<stem>.svg`` (else ``<stem>.png``; ``stem`` results-relative) with its caption
+        and a link to its file, for the index or (``from_site``) a page; None when neither file is there."""
+        for suffix in (".svg", ".png"):
+            relative = stem + suffix
+            if (self.results / relative).exists():
+                note = "" if suffix == ".svg" else (' <span class="note">(PNG: this run wrote no SVG; the next run '
+                                                    "of the experiment does)</span>")
+                src = ("../" if from_site else "") + relative
+                return (f'<figure><img src="{esc(src)}" alt="{esc(caption)}"><figcaption>{esc(caption)}: '
+                        f"{self.link(relative, Path(relative).name, from_site=from_site)}{note}</figcaption></figure>")
+        return None
 
     def page_link(self, relative: str, text: str | None = None) -> str:
         """From the index: a link to the page of the experiment in ``relative`` (with its
@@ -242,7 +259,7 @@ def _package_of_kind(kind: str) -> str | None:
 
 # ---------------------------------------------------------------------------- pages
 
-def _page(title: str, body: str, *, depth: int, site: Site, nav: str = "") -> str:
+def _page(title: str, body: str, *, depth: int, site: Site) -> str:
     assets = ("" if depth else f"{SITE_DIR}/") + "assets"
     home = "../" if depth else ""
     return f"""<!DOCTYPE html>
@@ -255,7 +272,7 @@ def _page(title: str, body: str, *, depth: int, site: Site, nav: str = "") -> st
 <script src="{assets}/sort.js" defer></script>
 </head>
 <body>
-<header><a class="home" href="{home}{INDEX}">labeldp-sim results</a>{nav}</header>
+<header><a class="home" href="{home}{INDEX}">labeldp-sim results</a></header>
 <main>
 <h1>{esc(title)}</h1>
 {body}
@@ -268,18 +285,9 @@ def _page(title: str, body: str, *, depth: int, site: Site, nav: str = "") -> st
 
 
 def _figure(site: Site, exp: Experiment, stem: str, caption: str, expected: bool) -> str:
-    directory = site.results / exp.path
-    for suffix in (".svg", ".png"):
-        path = directory / f"{stem}{suffix}"
-        if path.exists():
-            relative = (exp.path / path.name).as_posix()
-            note = "" if suffix == ".svg" else (' <span class="note">(PNG: this run wrote no SVG; the next run '
-                                                "of the experiment does)</span>")
-            return (f'<figure><img src="../{esc(relative)}" alt="{esc(caption)}">'
-                    f"<figcaption>{esc(caption)}: {site.link(relative, path.name, from_site=True)}{note}"
-                    "</figcaption></figure>")
-    if not expected:
-        return ""
+    shown = site.figure((exp.path / stem).as_posix(), caption, from_site=True)
+    if shown or not expected:
+        return shown or ""
     return (f'<figure class="absent">{badge("missing")} <code>{esc(stem)}.svg</code> / <code>{esc(stem)}.png</code>'
             f" ({esc(caption)}) is not in <code>results/{esc(exp.path.as_posix())}/</code></figure>")
 
@@ -353,7 +361,8 @@ def experiment_page(site: Site, exp: Experiment) -> str:
     parts.append("<h2>Tables</h2>" + "".join(blocks))
     config = directory / "config.yaml"
     parts.append("<h2>Configuration</h2>" + (f"<pre>{esc(config.read_text())}</pre>" if config.exists() else ""))
-    parts.append(f'<p class="source">Read from {site.link((exp.path / "config.yaml").as_posix(), "config.yaml", from_site=True)}.</p>')
+    config_link = site.link((exp.path / "config.yaml").as_posix(), "config.yaml", from_site=True)
+    parts.append(f'<p class="source">Read from {config_link}.</p>')
     parts.append("<h2>Provenance</h2>" + _provenance_block(exp))
     listing = []
     for name in files:
@@ -423,8 +432,7 @@ def write_site(results: Path) -> dict:
     index = _index(site)
     atomic_write(results / INDEX, lambda p: p.write_text(index, encoding="utf-8"))
     statuses = [e.status for e in site.experiments.values()]
-    return {"pages": len(pages), "stale": statuses.count("stale"), "missing": sorted(set(site.missing)),
-            "experiments": len(statuses)}
+    return {"experiments": len(statuses), "stale": statuses.count("stale"), "missing": sorted(site.missing)}
 
 
 def main(argv: list) -> int:

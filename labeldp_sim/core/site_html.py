@@ -10,7 +10,8 @@ import re
 
 import pandas as pd
 
-__all__ = ["verdict_class", "esc", "fmt", "badge", "table", "markdown_html", "markdown_section", "MAX_ROWS"]
+__all__ = ["verdict_class", "esc", "fmt", "interval", "is_true", "badge", "table", "markdown_html",
+           "markdown_section", "MAX_ROWS"]
 
 # A table longer than this shows its first rows and links the CSV for the rest: a page stays
 # quick to open and to print.
@@ -62,6 +63,16 @@ def fmt(value, digits: int = 3) -> str:
     if float(value).is_integer() and abs(value) >= 10:  # a count or a grid size stored as float
         return f"{int(value):d}"
     return f"{value:.{digits}f}"
+
+
+def interval(slope, low, high) -> str:
+    """``slope [low, high]`` (a fitted slope and its 95% CI), '' where nothing was fitted."""
+    return "" if pd.isna(slope) else f"{fmt(slope)} [{fmt(low)}, {fmt(high)}]"
+
+
+def is_true(column: pd.Series) -> pd.Series:
+    """A flag column of a results CSV (``primary``...) as booleans, whether pandas read it as bool or text."""
+    return column.astype(str).str.lower() == "true"
 
 
 def badge(text: str, cls: str | None = None) -> str:

@@ -8,11 +8,10 @@ and every experiment's ``provenance.json``.
 from __future__ import annotations
 
 import re
-import subprocess
 
 import pandas as pd
 
-from .provenance import ROOT
+from .provenance import git_commit
 from .site import Section, Site, register_section
 from .site_html import badge, esc, markdown_html, table
 
@@ -41,7 +40,7 @@ def _provenance_section(site: Site) -> Section:
     for exp in site.experiments.values():
         if exp.package:
             fingerprints[exp.package] = exp.current
-    head = _head_commit()
+    head = git_commit()
     lead = (f"<p>Working tree at commit <code>{esc(head)}</code>; current code fingerprints: "
             + ", ".join(f"<code>{esc(p)}</code> {esc(f)}" for p, f in sorted(fingerprints.items()))
             + f". {len(frame)} experiments: " + ", ".join(f"{n} {esc(s)}" for s, n in counts.items())
@@ -49,19 +48,11 @@ def _provenance_section(site: Site) -> Section:
               f"{totals['reused']:,} reused from the store (as each experiment's last run recorded).</p>"
             + "<p>An experiment is <b>stale</b> when its <code>provenance.json</code> records a code fingerprint "
               "other than the current one of its package: its numbers come from older code.</p>")
-    body = lead + table(frame, verdicts=("status",), raw=(), links={
+    body = lead + table(frame, verdicts=("status",), links={
         "experiment": lambda row: site.page_href(row["experiment"])})
     return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
                    "<code>*/config.yaml</code> under results/.</p>", anchor="provenance",
                    summary=", ".join(f"{n} {s}" for s, n in counts.items()))
-
-
-def _head_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip() or "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
 
 
 def _audit_section(site: Site) -> Section:
@@ -105,9 +96,9 @@ def _bench_section(site: Site) -> Section:
     body = "\n".join(line for line in lines if line[2:] not in meta)
     body = re.sub(r"^# .*$", "", body, count=1, flags=re.M)
     body = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", body, flags=re.M)  # under the section's h2
+    tables = text.count("\n|---")
     html_body = ("<p>" + esc("; ".join(meta)) + ". Ratios are measured side by side in one run; compare them, "
-                 f"not the seconds across machines.</p><details><summary>Every benchmark table ({text.count(chr(10) + '|---')})"
-                 "</summary>"
+                 f"not the seconds across machines.</p><details><summary>Every benchmark table ({tables})</summary>"
                  + markdown_html(body) + "</details>" + site.sources("bench.md"))
     return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
 

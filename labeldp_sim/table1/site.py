@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core.site import Layout, Section, register_layout, register_section
-from ..core.site_html import badge, esc, fmt, markdown_html, markdown_section, table
+from ..core.site_html import badge, esc, fmt, interval, is_true, markdown_html, markdown_section, table
 
 __all__ = []
 
@@ -25,12 +25,6 @@ register_layout(Layout("rates", "law_free",
                                 ("convergence", "local slope of the deepest windows: convergence diagram")),
                        tables=(("fit.csv", "Fits (whole range and windows)"),
                                ("points.csv", "Points (M, the worst instance and the oracle tuning per point)"))))
-
-
-def _interval(slope, low, high) -> str:
-    if pd.isna(slope):
-        return ""
-    return f"{fmt(slope)} [{fmt(low)}, {fmt(high)}]"
 
 
 def _linked(site, relative: str, text: str) -> str:
@@ -47,15 +41,16 @@ def _rows(site, frame: pd.DataFrame) -> pd.DataFrame:
         tied_dir = str(r.experiment) if isinstance(r.experiment, str) else str(r.cell)
         window = ""
         if pd.notna(r.get("law_free_window_lo")):
-            window = f'<br><span class="note">{esc(r.axis)} {fmt(r.law_free_window_lo)}–{fmt(r.law_free_window_hi)}</span>'
+            window = (f'<br><span class="note">{esc(r.axis)} {fmt(r.law_free_window_lo)}–'
+                      f"{fmt(r.law_free_window_hi)}</span>")
         rows.append({
             "cell": f"<code>{esc(r.cell)}</code>", "privacy": r.privacy, "rate (Table I)": r.rate,
             "axis": f"{r.axis} ({r.fixed})" if isinstance(r.fixed, str) else r.axis, "d": r.d,
             "theory": f'<span title="{esc(r.theory_formula)}; {esc(r.theory_source)}">{fmt(r.theory)}</span>'
                       if pd.notna(r.theory) else "",
-            "law-free slope [95% CI]": esc(_interval(r.law_free_slope, r.law_free_ci_low, r.law_free_ci_high)) + window,
+            "law-free slope [95% CI]": esc(interval(r.law_free_slope, r.law_free_ci_low, r.law_free_ci_high)) + window,
             "law-free verdict": _linked(site, f"minimax/{r.cell}", free) if free != "not run" else free,
-            "law-tied slope [95% CI]": _interval(r.slope, r.ci_low, r.ci_high),
+            "law-tied slope [95% CI]": interval(r.slope, r.ci_low, r.ci_high),
             "law-tied check": _linked(site, tied_dir, tied) if tied != "not run" else tied,
         })
     return pd.DataFrame(rows)
@@ -66,7 +61,7 @@ def _table1(site):
     if frame is None:
         return Section("Table I (papers/000)", site.missing_file("table1.csv", "make sweep writes it"),
                        anchor="table1", summary="missing")
-    primary = frame[frame["primary"].astype(str).str.lower() == "true"]
+    primary = frame[is_true(frame["primary"])]
     rows = _rows(site, primary)
     counts = primary.law_free_verdict.fillna("not run").value_counts()
     lead = ("<p>Fifteen rate cells at d = 1, 2, 3. The <b>law-free verdict</b> decides (worst admitted instance "
@@ -77,15 +72,8 @@ def _table1(site):
     body = (lead + table(rows, verdicts=("law-free verdict", "law-tied check"),
                          raw=("cell", "theory", "law-free slope [95% CI]", "law-free verdict", "law-tied check"))
             + site.sources("table1.csv"))
-    figures = []
-    for task in ("classification", "regression"):
-        for suffix in (".svg", ".png"):
-            name = f"exponents_{task}{suffix}"
-            if (site.results / name).exists():
-                figures.append(f'<figure><img src="{name}" alt="measured exponents, {task}">'
-                               f"<figcaption>Measured slope (95% CI) against theory across d, {task}: "
-                               f"{site.link(name)}</figcaption></figure>")
-                break
+    figures = [shown for task in ("classification", "regression") if (shown := site.figure(
+        f"exponents_{task}", f"Measured slope (95% CI) against theory across d, {task}"))]
     if figures:
         body += "<details><summary>Exponent figures</summary>" + "".join(figures) + "</details>"
     return Section("Table I (papers/000)", body, anchor="table1",
@@ -96,7 +84,7 @@ def _theorem7(site):
     frame = site.read_csv("table1.csv")
     if frame is None:
         return None  # the Table I section already says it is missing
-    cells = frame.loc[frame["primary"].astype(str).str.lower() == "false", "cell"].unique()
+    cells = frame.loc[~is_true(frame["primary"]), "cell"].unique()
     part = frame[frame.cell.isin(cells)]
     if part.empty:
         return Section("Theorem 7 adjudication", "<p>" + badge("not run")
@@ -105,10 +93,10 @@ def _theorem7(site):
         "cell": [site.page_link(f"minimax/{c}", c) for c in part.cell],
         "statement": part.statement.to_numpy(), "d": part.d.to_numpy(),
         "theory": [fmt(t) for t in part.theory],
-        "law-free slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in
+        "law-free slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in
                                     zip(part.law_free_slope, part.law_free_ci_low, part.law_free_ci_high)],
         "law-free verdict": [v if isinstance(v, str) else "not run" for v in part.law_free_verdict],
-        "law-tied slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
+        "law-tied slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
         "law-tied check": part.verdict.to_numpy()})
     body = ("<p>Theorem 7 (22) states the central-DP regression exponent as 2β/(d+2β); Table I, Theorem 8 and "
             "(154) give 2β/(d+β). Both statements are tested against the same law-free fits.</p>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core.site import Layout, Section, register_layout, register_section
-from ..core.site_html import fmt, markdown_html, markdown_section, table
+from ..core.site_html import fmt, interval, is_true, markdown_html, markdown_section, table
 
 __all__ = []
 
@@ -26,12 +26,8 @@ register_layout(Layout("userlevel_minimax",
                                ("points.csv", "Points (M, the worst scale and the oracle constant per point)"))))
 
 
-def _interval(slope, low, high) -> str:
-    return "" if pd.isna(slope) else f"{fmt(slope)} [{fmt(low)}, {fmt(high)}]"
-
-
 def _primary(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["primary"].astype(str).str.lower() == "true"]
+    return frame[is_true(frame["primary"])]
 
 
 def _rows(site, relative: str, how: str, heading: str, build, folded: bool = False) -> str:
@@ -40,8 +36,9 @@ def _rows(site, relative: str, how: str, heading: str, build, folded: bool = Fal
     frame = site.read_csv(relative)
     if frame is None:
         return site.missing_file(relative, how)
-    rows = table(build(site, _primary(frame)), raw=("experiment",), wide=("reason",)) + site.sources(relative)
-    return heading + (f"<details><summary>{len(_primary(frame))} rows</summary>{rows}</details>" if folded else rows)
+    part = _primary(frame)
+    rows = table(build(site, part), raw=("experiment",), wide=("reason",)) + site.sources(relative)
+    return heading + (f"<details><summary>{len(part)} rows</summary>{rows}</details>" if folded else rows)
 
 
 def _law_free_rows(site, part: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +47,7 @@ def _law_free_rows(site, part: pd.DataFrame) -> pd.DataFrame:
         "Table 1 row": part.table1_row.to_numpy(), "axis": part.axis.to_numpy(), "d": part.d.to_numpy(),
         "rate (source)": [f"{r} ({s})" for r, s in zip(part.rate, part.rate_source)],
         "theory": [fmt(t) for t in part.theory],
-        "deepest slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in
+        "deepest slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in
                                    zip(part.deep_slope, part.deep_ci_low, part.deep_ci_high)],
         "window": [f"{fmt(lo)}–{fmt(hi)}" for lo, hi in zip(part.deep_lo, part.deep_hi)],
         "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
@@ -61,7 +58,7 @@ def _law_tied_rows(site, part: pd.DataFrame) -> pd.DataFrame:
         "experiment": [site.page_link(f"{BASE}/{e}", e) for e in part.experiment],
         "Table 1 row": part.table1_row.to_numpy(), "estimator": part.estimator.to_numpy(),
         "axis": part.axis.to_numpy(), "d": part.d.to_numpy(), "fixed": part.fixed.to_numpy(),
-        "slope [95% CI]": [_interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
+        "slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
         "bound's local slope": [fmt(t) for t in part.theory], "rate": part.rate.to_numpy(),
         "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
 
@@ -77,31 +74,22 @@ def _section(site):
     relative = f"{BASE}/table1.md"
     text = site.read_text(relative)
     glance = markdown_section(text, "Table 1 at a glance") if text else None
-    counts = None
     if glance:
         parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
     else:
         parts.append(site.missing_file(relative, "make sweep writes it"))
     parts.append(_rows(site, f"{BASE}/law_free/table.csv", "make minimax writes it", LAW_FREE_HEADING,
                        _law_free_rows))
-    free = site.read_csv(f"{BASE}/law_free/table.csv") if (site.results / BASE / "law_free" / "table.csv").exists() \
-        else None
-    if free is not None:
-        counts = _primary(free).verdict.value_counts()
+    free = site.read_csv(f"{BASE}/law_free/table.csv")  # read above: the same frame
     parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows,
                        folded=True))
-    figures = []
-    for stem, caption in (("exponents", "measured exponents against Table 1"),
-                          ("error_vs_m", "error against m per estimator")):
-        for suffix in (".svg", ".png"):
-            name = f"{BASE}/{stem}{suffix}"
-            if (site.results / name).exists():
-                figures.append(f'<figure><img src="{name}" alt="{caption}"><figcaption>{caption}: '
-                               f"{site.link(name)}</figcaption></figure>")
-                break
+    figures = [shown for stem, caption in (("exponents", "measured exponents against Table 1"),
+                                           ("error_vs_m", "error against m per estimator"))
+               if (shown := site.figure(f"{BASE}/{stem}", caption))]
     if figures:
         parts.append("<details><summary>Figures</summary>" + "".join(figures) + "</details>")
-    summary = ("law-free: " + ", ".join(f"{n} {v}" for v, n in counts.items())) if counts is not None else ""
+    summary = ("law-free: " + ", ".join(f"{n} {v}" for v, n in _primary(free).verdict.value_counts().items())
+               if free is not None else "")
     return Section("User-level Table 1 (papers/003)", "".join(parts), anchor="userlevel", summary=summary)
 
 
