@@ -41,6 +41,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .errors import one_line
+
 __all__ = ["CHROMIUM", "CHROMEDRIVER", "SiteReport", "browser_available", "check_site", "main"]
 
 # Debian's packages (CI installs them with apt); the variables let another machine point elsewhere.
@@ -202,10 +204,6 @@ def _external(ref: str) -> str | None:
     return None
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500,
                screenshot_height: int = MAX_SCREENSHOT_HEIGHT) -> SiteReport:
     """Open ``index`` and every page it reaches in headless Chromium; report what is broken.
@@ -248,10 +246,6 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
     def name_of(path: Path) -> str:
         return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
-    def shoot(driver) -> None:
-        if screenshot is not None:
-            _save_screenshot(driver, Path(screenshot), screenshot_height)
-
     profile = tempfile.mkdtemp(prefix="labeldp-sim-chromium-")
     driver = None
     try:
@@ -265,8 +259,9 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
             name = name_of(page)
             report.pages.append(name)
             problems: list[str] = []
-            found = _check_page(driver, page, root, root_uri, problems, report, fragments,
-                                name, shoot if page == index else None)
+            found = _check_page(driver, page, root, root_uri, problems, report, fragments, name)
+            if found is not None and page == index and screenshot is not None:
+                _save_screenshot(driver, Path(screenshot), screenshot_height)  # the index is still loaded
             if found is not None:
                 anchors[page], links = found
                 for target in links:
@@ -292,10 +287,8 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
 
 
 def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[str],
-                report: SiteReport, fragments: list, name: str,
-                shoot) -> tuple[set[str], list[Path]] | None:
-    """Load ``page``, note its problems and count what was checked; ``shoot(driver)``, when given,
-    takes the screenshot once the page has settled.
+                report: SiteReport, fragments: list, name: str) -> tuple[set[str], list[Path]] | None:
+    """Load ``page``, note its problems and count what was checked.
 
     Returns the page's ids and anchor names with the site pages it links to, or None when the
     page could not be read.
@@ -309,7 +302,7 @@ def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[st
             problems.append(f"{late} {PAGE_LOAD_TIMEOUT_S} s")
             _read_console(driver, root_uri, problems)
         except WebDriverException as error:
-            problems.append(f"{failed}: {_one_line(error.msg or error)}")
+            problems.append(f"{failed}: {one_line(error.msg or error)}")
         return None, False
 
     _, opened = attempt(lambda: driver.get(page.as_uri()), "did not load within", "could not be opened")
@@ -319,9 +312,6 @@ def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[st
                          "could not be checked")
     if not read:
         return None
-
-    if shoot is not None:
-        shoot(driver)
 
     def local(ref: str | None, kind: str) -> Path | None:
         """The file ``ref`` names, or None once why it is not one of the site's is noted."""
@@ -395,7 +385,7 @@ def _read_console(driver, root_uri: str, problems: list[str]) -> None:
     # is cut from messages so that they read the same wherever the site lies.
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":
-            problems.append(f"console error: {_one_line(entry.get('message', '')).replace(root_uri, '')}")
+            problems.append(f"console error: {one_line(entry.get('message', '')).replace(root_uri, '')}")
 
 
 def _save_screenshot(driver, path: Path, max_height: int = MAX_SCREENSHOT_HEIGHT) -> None:
