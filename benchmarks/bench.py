@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+import bench_args
 import bench_backends
 import bench_knn
 import bench_paths
@@ -63,7 +64,9 @@ def header() -> list[str]:
             "side by side, rather than the seconds across machines."]
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    """Run every section and write results/bench.md; ``--help`` and bad arguments start nothing."""
+    bench_args.parse(__doc__, "benchmarks/bench.py", argv)
     lines = header()
     print("\n".join(lines), flush=True)
     for section in SECTIONS:

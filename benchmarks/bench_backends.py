@@ -149,4 +149,7 @@ def run() -> list[str]:
 
 
 if __name__ == "__main__":
+    import bench_args
+
+    bench_args.parse(__doc__, "benchmarks/bench_backends.py")
     print("\n".join(run()))

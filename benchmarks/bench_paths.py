@@ -227,7 +227,15 @@ def _billion_line() -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--heap-kept"]:
+    import argparse
+
+    import bench_args
+
+    def _options(parser):
+        # the child process of section 2 (a heap never given back): not for people
+        parser.add_argument("--heap-kept", action="store_true", help=argparse.SUPPRESS)
+
+    if bench_args.parse(__doc__, "benchmarks/bench_paths.py", configure=_options).heap_kept:
         print(json.dumps(at_top()))
     else:
         print("\n".join(run()))

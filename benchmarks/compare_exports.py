@@ -18,7 +18,6 @@ on one side.
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
 import sys
 from pathlib import Path
@@ -84,7 +83,10 @@ def store_tables(path: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from bench_args import Parser
+
+    parser = Parser(prog="benchmarks/compare_exports.py", description=__doc__.split("\n")[0],
+                    allow_abbrev=False)
     parser.add_argument("a", type=Path, help="results directory A (e.g. before the change)")
     parser.add_argument("b", type=Path, help="results directory B (e.g. after the change)")
     parser.add_argument("--only", nargs="*", default=None,

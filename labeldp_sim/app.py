@@ -110,7 +110,19 @@ def _audit(argv: list) -> int:
 
 
 def _report(argv: list) -> int:
-    """``labeldp-sim report [--results DIR]``: results/index.html and the experiment pages."""
+    """``labeldp-sim report [--results DIR]``: results/index.html and the experiment pages.
+
+    The arguments are checked before any paper's site module loads: a bad one is one line
+    and exit status 2 (:func:`~labeldp_sim.core.cli.report_arguments`).
+    """
+    from .core.cli import report_arguments
+    from .core.errors import ConfigError
+
+    try:
+        argv = report_arguments(argv)
+    except ConfigError as err:
+        print(f"labeldp-sim report: error: {err}", file=sys.stderr)
+        return 2
     load_sites()
     from .core.site import main as report
 

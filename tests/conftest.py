@@ -6,6 +6,8 @@ Importing ``labeldp_sim`` loads no paper: the tests load them all here, as
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -24,6 +26,16 @@ def make_cfg():
             return compose(config_name="config", overrides=list(overrides))
 
     return _compose
+
+
+@pytest.fixture
+def quick_plots(monkeypatch):
+    """Figures replaced by a line of text: tests of the store and the export, not of plotting."""
+    from labeldp_sim.core import report
+    from labeldp_sim.table1 import report as table1_report
+
+    monkeypatch.setattr(report, "plot_rates", lambda *a, **k: Path(a[2]).write_text("figure\n"))
+    monkeypatch.setattr(table1_report, "plot_exponents", lambda t, path, task: Path(path).write_text("x\n"))
 
 
 # Monte Carlo (runner.path=sufficient): these tests are about trials, chunks and streams, not the exact path

@@ -20,8 +20,8 @@ from labeldp_sim.privacy import audit
 from labeldp_sim.privacy.protocols import NONE, LocalMechanism
 from labeldp_sim.table1.audit import laplace_release_loss
 from labeldp_sim.table1.mechanisms import LaplaceLabel
-from labeldp_sim.privacy.audit import (ALPHA, CARELESS, EPSILON, LIMITATION, QUICK_DRAWS, TOL, AuditCases, Case,
-                                       MissingRecipe, audited_classes, black_box, careless_cases, cases,
+from labeldp_sim.privacy.audit import (ALPHA, CAP, CARELESS, EPSILON, LIMITATION, QUICK_DRAWS, TOL, AuditCases, Case,
+                                       MissingRecipe, audited_classes, black_box, cap_checks, careless_cases, cases,
                                        clopper_pearson_lower, clopper_pearson_upper, collect, main, run_case)
 from labeldp_sim.privacy.rappor import RAPPOR
 
@@ -29,6 +29,8 @@ load_audits()  # every paper's recipes, as `labeldp-sim audit` loads them
 REAL = [c.name for c in cases(mutants=False)]
 MUTANTS = [c.name for c in cases() if c.mutant_of is not None]
 CARELESS_INPUTS = [c.name for c in careless_cases()]
+CAPS = [c.name for c in cap_checks(mutants=False)]
+CAP_MUTANTS = [c.name for c in cap_checks() if c.mutant_of is not None]
 # the mechanisms with real-valued outputs, drawn from floating-point Laplace noise (read from their draws)
 LAPLACE_BASED = [c.name for c in cases(mutants=False)
                  if c.recipe.draw(c.mechanism, 0, 4, np.random.default_rng(0)).dtype.kind == "f"]
@@ -134,7 +136,7 @@ def test_a_mechanism_without_its_own_recipe_stops_the_audit(capsys, monkeypatch,
 def test_quick_audit_passes_every_mechanism_and_catches_every_mutant(quick_run):
     rc, stdout, rows, _ = quick_run
     assert rc == 0, stdout
-    assert set(rows) == set(REAL) | set(MUTANTS) | set(CARELESS_INPUTS) | set(LOW_BITS)
+    assert set(rows) == set(REAL) | set(MUTANTS) | set(CARELESS_INPUTS) | set(LOW_BITS) | set(CAPS) | set(CAP_MUTANTS)
     for name in REAL:
         row = rows[name]
         assert row["verdict"] == "private", row
@@ -143,6 +145,14 @@ def test_quick_audit_passes_every_mechanism_and_catches_every_mutant(quick_run):
     for name in MUTANTS:
         assert rows[name]["verdict"] == "caught", rows[name]
         assert rows[name]["caught_by"] in ("exact", "black-box", "exact+black-box")
+    # every capped mechanism's ε cap holds on the 2^-53 grid; a cap at the grid's edge is caught
+    assert {"rr: ε cap", "rr_with_prior: ε cap", "rappor: ε cap", "joint_rappor: ε cap"} <= set(CAPS)
+    for name in CAPS:
+        row = rows[name]
+        assert (row["kind"], row["verdict"], row["expected"]) == (CAP, "holds", "holds"), row
+        assert float(row["exact_loss"]) <= float(row["claimed_eps"]) + TOL
+    for name in CAP_MUTANTS:
+        assert (rows[name]["verdict"], rows[name]["caught_by"]) == ("caught", "exact"), rows[name]
 
 
 def test_quick_audit_shows_every_careless_input_refused(quick_run):
@@ -187,7 +197,7 @@ def test_black_box_alone_catches_what_the_law_methods_hide(quick_run):
 def test_outputs_are_written(quick_run):
     _, stdout, rows, out = quick_run
     text = (out / "audit.md").read_text(encoding="utf-8")
-    for name in REAL + MUTANTS + CARELESS_INPUTS + LOW_BITS:
+    for name in REAL + MUTANTS + CARELESS_INPUTS + LOW_BITS + CAPS + CAP_MUTANTS:
         assert f"| {name} |" in text
         assert name in stdout
     assert "## Careless inputs refused at the mechanism boundary" in text

@@ -20,7 +20,8 @@ from labeldp_sim.kclass import mechanisms as kclass_mechanisms
 from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 from labeldp_sim.privacy import audit, protocols, rappor
 from labeldp_sim.privacy.audit import CARELESS, careless_cases, low_bit_codes, run_careless
-from labeldp_sim.privacy.protocols import (LOG_ODDS_LIMIT, CubeData, Mechanism, NoPrivacy, check_cells,
+from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT, RR_EPSILON_LIMIT
+from labeldp_sim.privacy.protocols import (CubeData, Mechanism, NoPrivacy, check_cells,
                                            check_classes, check_reals)
 from labeldp_sim.privacy.rappor import RAPPOR
 from labeldp_sim.table1 import mechanisms as table1_mechanisms
@@ -229,17 +230,21 @@ def test_epsilon_beyond_float64_is_refused_and_keep_probabilities_stay_below_one
         for cls in (RAPPOR, JointRAPPOR, ExponentialMechanism):
             with refused("epsilon"):
                 cls(eps)
-    with pytest.raises(ConfigError, match=r"\(0, 36\.04"):
-        RandomizedResponse(36.05)
+    # issue 30: the cap is where the loss realised on the 2^-53 grid of uniforms stays ≤ ε, not the grid's edge
+    with pytest.raises(ConfigError, match=r"\(0, 15\.6\]: .*2\^-53 grid"):
+        RandomizedResponse(36.0)
+    for cls in (RAPPOR, JointRAPPOR):
+        with refused("epsilon"):
+            cls(40.0)
     with refused("epsilon"):
         ExponentialMechanism(145.0, protection="features+label")
-    for eps in np.r_[np.geomspace(1e-3, LOG_ODDS_LIMIT, 40), LOG_ODDS_LIMIT]:
+    for eps in np.r_[np.geomspace(1e-3, RR_EPSILON_LIMIT, 40), RR_EPSILON_LIMIT]:
         rr = RandomizedResponse(eps)
         for K in (2, 3, 10):
             keep = rr.keep_probability(K)
             assert np.isfinite(keep) and 0 < keep < 1 and 1 - keep >= 2.0 ** -52
             assert np.all(rr.transition_matrix(K) > 0)
-        bits = RAPPOR(2 * eps)
+        bits = RAPPOR(min(2 * eps, RAPPOR_EPSILON_LIMIT))
         assert 0 < bits.q < bits.p < 1 and 1 - bits.p >= 2.0 ** -52
     # a tiny ε overflows every Laplace scale: refused, never ±inf or NaN reports
     for build in (lambda e: LaplaceLabel(e, 1.0), ALIBI, lambda e: JointLaplace(e, 1.0)):

@@ -181,3 +181,58 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
                           shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120,
                           executable="/bin/bash")
     assert proc.stdout.strip() and "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr
+
+
+BENCH = ROOT / "benchmarks" / "bench.py"
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--draws", "0"], ["x"]])
+def test_bench_refuses_bad_arguments_in_one_line_before_measuring(tmp_path, args):
+    proc = subprocess.run([sys.executable, str(BENCH), *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("benchmarks/bench.py: error: ") and "allowed:" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_help_starts_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, str(BENCH), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: benchmarks/bench.py"), proc.stderr
+    assert "# Benchmarks" not in proc.stdout
+
+
+@pytest.mark.parametrize("argv,key", [
+    (["report", "--results", ""], "--results"),
+    (["report", "--results", "  "], "--results"),
+    (["report", "--results"], "--results"),
+    (["report", "--bogus"], "argument"),
+    (["report", "extra"], "argument"),
+    (["report", "--res", "results"], "argument"),  # no abbreviations
+    (["audit", "--bogus"], "option"),
+    (["audit", "--draws", "0"], "--draws"),
+])
+def test_subcommands_refuse_bad_arguments_in_one_line(tmp_path, monkeypatch, capsys, argv, key):
+    from labeldp_sim.app import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"error: {key}: got " in lines[0] and "allowed: " in lines[0], lines
+    assert list(tmp_path.iterdir()) == []  # `--results ''` used to write the report here
+
+
+@pytest.mark.parametrize("command", ["report", "audit"])
+def test_subcommands_answer_help(tmp_path, monkeypatch, capsys, command):
+    from labeldp_sim.app import main
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        main([command, "--help"])
+    except SystemExit as exit_info:
+        assert exit_info.code in (0, None)
+    assert capsys.readouterr().out.startswith("usage: labeldp-sim " + command)
+    assert list(tmp_path.iterdir()) == []

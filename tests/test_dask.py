@@ -267,7 +267,7 @@ def test_a_scheduler_address_gets_the_default_port_and_passes_the_check():
 
 def test_a_web_server_given_as_the_scheduler_ends_the_run_with_one_line(tmp_path):
     """It used to hold the run for 646 s, then print a Client.__del__ traceback at exit."""
-    args = [NP, "grid.reps=4", "runner.progress=false", "runner.backend=dask",
+    args = [NP, "runner.progress=false", "runner.backend=dask",
             "runner.dask.startup_timeout=1", f"paths.results_dir={tmp_path}"]
     with _service() as address:
         proc = subprocess.run([sys.executable, "-m", "labeldp_sim", *args, f"runner.dask.scheduler={address}"],
@@ -364,7 +364,7 @@ def test_a_worker_that_fails_to_start_is_named_not_printed():
 ])
 def test_ctrl_c_during_the_dask_start_up_gives_the_interrupt_line(tmp_path, instant):
     """A terminal's Ctrl-C (the whole process group) while the cluster starts: 130, one line, no process left."""
-    args = [NP, "grid.reps=4", "runner.progress=false", *DASK, f"paths.results_dir={tmp_path}"]
+    args = [NP, "runner.progress=false", *DASK, f"paths.results_dir={tmp_path}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LABELDP_SIM_TEST_SIGNAL": f"{instant}:1:SIGINT:group"}
     proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *args], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

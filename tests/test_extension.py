@@ -185,8 +185,7 @@ FILES = {
                     check(is_int(node[key]) and 1 <= node[key] <= 10_000, f"toy.{key}", node[key],
                           "integers in [1, 10000]")
                 estimator = build("toy.estimator", node["estimator"])
-                parts = {"kind": "toy", "n": node["n"], "shrink": estimator.shrink, "seed": basics.seed}
-                return ToySpec.of(basics, parts, (__package__,), n=node["n"], reps=node["reps"],
+                return ToySpec.of(basics, cfg, (__package__,), n=node["n"], reps=node["reps"],
                                   shrink=estimator.shrink)
 
             def plan(self, spec):

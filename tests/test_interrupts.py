@@ -312,3 +312,38 @@ def test_the_resource_trackers_clean_up_after_a_dead_driver_without_a_word():
     proc = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("spec,status", [
+    ("workers.spawn:2:SIGTERM", 143),
+    ("workers.spawn:2:SIGINT:group", 130),  # a terminal's Ctrl-C while loky forks its workers
+], ids=["sigterm", "ctrl-c"])
+def test_a_signal_while_the_workers_are_forked_ends_the_run_at_once(tmp_path, spec, status):
+    """The signal is sent from the hook the instant the second worker is forked (no sleeping):
+    the driver acts on it there, not once every worker has started; the workers already forked,
+    one that loky may not know yet included, are gone with it."""
+    results = tmp_path / "results"
+    proc = _cli(results, spec, "runner.n_jobs=4", "grid.reps=40")
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == status, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "interrupted" in lines[0] and "0 trials of this run are kept" in lines[0], err
+    assert _gone(proc.pid), _alive_in_group(proc.pid)
+    runs = _runs(results / "trials.sqlite")
+    assert list(runs.status) == ["interrupted"] and runs.computed.iloc[0] == 0
+
+
+def test_spawning_acts_on_a_signal_inside_the_block(monkeypatch):
+    """In-process: a SIGTERM inside :func:`interrupts.spawning` raises there (it is not held to
+    the end of the block), and the SIGINT mask of the main thread is restored."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    reached = []
+    with pytest.raises(SystemExit) as exit_info:
+        with interrupts.guard():
+            with interrupts.spawning(processes=False):
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(100):  # the handler runs at the next instructions
+                    time.sleep(0.01)
+                reached.append("end of the block")
+    assert exit_info.value.code == 143 and reached == []
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.store import Column, Schema, StoreDamaged, TrialStore, atomic_write
+from labeldp_sim.core.store import Column, Schema, TrialStore, atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -296,15 +296,6 @@ DAMAGE_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=6", "runner.
                "runner.progress=false", "runner.path=sufficient"]
 
 
-@pytest.fixture
-def quick_plots(monkeypatch):
-    from labeldp_sim.core import report
-    from labeldp_sim.table1 import report as table1_report
-
-    monkeypatch.setattr(report, "plot_rates", lambda *a, **k: Path(a[2]).write_text("figure\n"))
-    monkeypatch.setattr(table1_report, "plot_exponents", lambda t, path, task: Path(path).write_text("x\n"))
-
-
 def _main(results) -> tuple:
     """main() in-process on ``results``: (exit status, stdout, stderr)."""
     from labeldp_sim.app import main
@@ -419,23 +410,227 @@ def test_random_garbles_are_refused_or_harmless(tmp_path, healthy, capsys):
         pd.testing.assert_frame_equal(again[NUMBERS], healthy[1][NUMBERS])
 
 
-def test_a_store_written_before_checksums_is_adopted_once(tmp_path):
-    """A table without row_sha (an older labeldp-sim): checked whole, then each record gets its
-    checksum; from then on an edit is caught."""
+def _assert_one_line(results, capsys, *words):
+    """The run refuses the store: exit 1, one line naming it and saying ``words``; nothing reused."""
+    status = _main(results)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert status == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"labeldp-sim: error: {results / 'trials.sqlite'} "), lines[0]
+    assert all(word in lines[0] for word in words), lines[0]
+    assert "reused" not in out and not (results / "cls_label_cdp" / "trials.csv").exists()
+    return lines[0]
+
+
+def _index_page(store: Path) -> tuple:
+    """(offset, bytes) of the page of the primary-key index of rate_trials_v1 (one page: 30 records)."""
+    with sqlite3.connect(store) as con:
+        root = con.execute("SELECT rootpage FROM sqlite_master "
+                           "WHERE name = 'sqlite_autoindex_rate_trials_v1_1'").fetchone()[0]
+        size = con.execute("PRAGMA page_size").fetchone()[0]
+    return (root - 1) * size, store.read_bytes()[(root - 1) * size: root * size]
+
+
+def _checks(store: Path) -> tuple:
+    with sqlite3.connect(store) as con:
+        try:
+            return (con.execute("PRAGMA quick_check").fetchone()[0],
+                    con.execute("PRAGMA integrity_check").fetchone()[0])
+        except sqlite3.DatabaseError as err:
+            return str(err), str(err)
+
+
+def test_a_broken_primary_key_index_is_refused_though_quick_check_passes(tmp_path, healthy, capsys):
+    """A key in the index edited (to another record's key, and to a key of none): SQLite's
+    quick_check sees nothing; the load would miss the record and the run insert it again."""
+    trials = healthy[1]
+    key = str(trials.seed_key.iloc[5]).encode()
+
+    for i, last in enumerate((b"0", b"z")):
+        def edit(store, last=last):
+            at, page = _index_page(store)
+            data = bytearray(store.read_bytes())
+            found = page.find(key)
+            assert found > 0
+            data[at + found + len(key) - 1: at + found + len(key)] = last
+            store.write_bytes(bytes(data))
+
+        results = _damaged(tmp_path, healthy, f"index{i}", edit)
+        quick, full = _checks(results / "trials.sqlite")
+        assert quick == "ok" and full != "ok", (quick, full)
+        _assert_refused(results, capsys, "integrity_check")
+        with sqlite3.connect(results / "trials.sqlite") as con:  # nothing inserted: no duplicate
+            assert con.execute("SELECT count(*) FROM rate_trials_v1").fetchone()[0] == len(trials)
+
+
+def test_index_garbles_never_let_duplicates_in(tmp_path, healthy, capsys):
+    """16 random bytes at 8 random places of the primary-key index: refused in one line, or the
+    healthy store's very numbers, and never a second copy of a record (the issue's faults:
+    quick_check passed, 2 duplicates went in, every rerun ended in a traceback)."""
+    at, page = _index_page(healthy[0] / "trials.sqlite")
+    rng = np.random.default_rng(20261127)
+    past_quick_check = 0
+    for i in range(8):
+        offset, garble = at + int(rng.integers(0, len(page) - 16)), rng.bytes(16)
+
+        def damage(store, offset=offset, garble=garble):
+            data = store.read_bytes()
+            store.write_bytes(data[:offset] + garble + data[offset + 16:])
+
+        results = _damaged(tmp_path, healthy, f"igarble{i}", damage)
+        quick, full = _checks(results / "trials.sqlite")
+        past_quick_check += quick == "ok" and full != "ok"
+        for _ in range(2):  # the run, and a rerun
+            status = _main(results)
+            out, err = capsys.readouterr()
+            assert "Traceback" not in err and status in (0, 1), (offset, err)
+            if status == 1:
+                assert len(err.strip().splitlines()) == 1 and " is damaged (" in err, (offset, err)
+                continue
+            assert "30 reused" in out, (offset, out)
+            again = pd.read_csv(results / "cls_label_cdp" / "trials.csv")
+            pd.testing.assert_frame_equal(again[NUMBERS], healthy[1][NUMBERS])
+        with sqlite3.connect(results / "trials.sqlite") as con:
+            try:
+                keys = [r[0] for r in con.execute("SELECT seed_key FROM rate_trials_v1 NOT INDEXED")]
+            except sqlite3.DatabaseError:
+                continue  # the table's own pages are unreadable: refused above
+        assert len(keys) == len(set(keys)) == len(healthy[1]), offset
+    assert past_quick_check >= 1  # the fault quick_check misses is among them
+
+
+OLD_TABLE = ('CREATE TABLE "demo_v1" ("experiment" TEXT, "config_key" TEXT, "seed_key" TEXT, '
+             '"K_classes" REAL, "k" REAL, "n" INTEGER, "flag" INTEGER, "value" REAL, "run_id" TEXT, '
+             '"computed_by" TEXT, PRIMARY KEY ("experiment", "config_key", "seed_key"))')
+
+
+def test_a_store_written_before_checksums_is_refused_not_trusted(tmp_path):
+    """A table without row_sha (an older labeldp-sim, or a column dropped after an edit): its
+    records cannot be verified, so they are neither reused nor blessed with a checksum now."""
+    from labeldp_sim.core.store import StoreMismatch
+
     path = tmp_path / "s.sqlite"
     with sqlite3.connect(path) as con:
-        con.execute('CREATE TABLE "demo_v1" ("experiment" TEXT, "config_key" TEXT, "seed_key" TEXT, '
-                    '"K_classes" REAL, "k" REAL, "n" INTEGER, "flag" INTEGER, "value" REAL, "run_id" TEXT, '
-                    '"computed_by" TEXT, PRIMARY KEY ("experiment", "config_key", "seed_key"))')
+        con.execute(OLD_TABLE)
         con.execute("INSERT INTO demo_v1 VALUES ('e', 'c0123456789abcdef', 'a-0', 2.0, NULL, 3, 1, 0.25, "
                     "'r', 'abc')")
-    store = TrialStore(path)
-    back = store.load(SCHEMA, "e", "c0123456789abcdef")
-    assert back.value.tolist() == [0.25] and store.write(SCHEMA, _frame(["a-1"])) == 1
     with sqlite3.connect(path) as con:
-        con.execute("UPDATE demo_v1 SET value = 0.5 WHERE seed_key = 'a-0'")
-    with pytest.raises(StoreDamaged, match="fail their checksum"):
-        TrialStore(path).load(SCHEMA, "e", "c0123456789abcdef")
+        rows = con.execute("SELECT * FROM demo_v1").fetchall()
+    for action in (lambda s: s.load(SCHEMA, "e", "c0123456789abcdef"), lambda s: s.write(SCHEMA, _frame(["a-1"]))):
+        with pytest.raises(StoreMismatch) as caught:
+            action(TrialStore(path))
+        message = str(caught.value)
+        assert "\n" not in message and message.startswith(f"{path} was written by an older labeldp-sim "
+                                                          "(store format version 0): its table demo_v1 holds 1 "
+                                                          "record without a checksum (row_sha)")
+        assert message.endswith("move it aside or delete it to recompute")
+    with sqlite3.connect(path) as con:  # nothing adopted, nothing stamped (only the journal is WAL now)
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+        assert "row_sha" not in [r[1] for r in con.execute("PRAGMA table_info(demo_v1)")]
+        assert con.execute("SELECT * FROM demo_v1").fetchall() == rows
+
+
+def test_an_edited_record_whose_checksum_column_was_dropped_is_refused(tmp_path, healthy, capsys):
+    """The run's store (stamped), and the same store unstamped as labeldp-sim wrote it before the
+    stamp: a record edited, then row_sha dropped.  Both refused: never the edited number."""
+    from labeldp_sim.core.store import STORE_VERSION
+
+    with sqlite3.connect(healthy[0] / "trials.sqlite") as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
+
+    for version in (STORE_VERSION, 0):
+        def edit_then_drop(store, version=version):
+            with sqlite3.connect(store) as con:
+                con.execute("UPDATE rate_trials_v1 SET excess_risk = excess_risk * 2 WHERE replicate = 1")
+                con.execute("ALTER TABLE rate_trials_v1 DROP COLUMN row_sha")
+                con.execute(f"PRAGMA user_version = {version}")
+
+        results = _damaged(tmp_path, healthy, f"dropped{version}", edit_then_drop)
+        assert _checks(results / "trials.sqlite") == ("ok", "ok")
+        _assert_one_line(results, capsys, "rate_trials_v1", "without a checksum (row_sha)" if version == 0
+                         else "records carry no checksum (row_sha)", "cannot be verified",
+                         "move it aside or delete it to recompute")
+
+
+def test_a_store_of_a_newer_format_is_refused_in_one_line(tmp_path, healthy, capsys):
+    from labeldp_sim.core.store import STORE_VERSION
+
+    def newer(store):
+        con = sqlite3.connect(store)
+        con.execute(f"PRAGMA user_version = {STORE_VERSION + 1}")
+        con.close()  # its WAL into the file now, not when the garbage collector gets to it
+
+    results = _damaged(tmp_path, healthy, "newer", newer)
+    before = (results / "trials.sqlite").read_bytes()
+    line = _assert_one_line(results, capsys, f"was written by a newer labeldp-sim (store format version "
+                            f"{STORE_VERSION + 1}; this one reads versions up to {STORE_VERSION})",
+                            "run that newer version on it")
+    assert "is damaged" not in line
+    assert (results / "trials.sqlite").read_bytes() == before  # not stamped down, not written
+
+
+def test_an_unstamped_store_of_this_format_is_checked_and_stamped(tmp_path):
+    """A store as labeldp-sim wrote it before the stamp (row_sha in every record; runs of an even
+    older one without host and pid): reused, runs upgraded, stamped."""
+    from labeldp_sim.core.store import STORE_VERSION
+
+    old = tmp_path / "old.sqlite"
+    TrialStore(old).write(SCHEMA, _frame(["a-0", "a-1"]))
+    path = tmp_path / "s.sqlite"  # a copy: another file, as a later process would find it
+    with sqlite3.connect(old) as con:
+        con.execute("PRAGMA user_version = 0")
+        con.execute("DROP TABLE runs")
+        con.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, experiment TEXT, config_key TEXT, "
+                    "git_commit TEXT, code_fingerprint TEXT, started TEXT, finished TEXT, status TEXT, "
+                    "wanted INTEGER, reused INTEGER, computed INTEGER)")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path.write_bytes(old.read_bytes())
+    store = TrialStore(path)
+    assert list(store.load(SCHEMA, "e", "c0123456789abcdef").seed_key) == ["a-0", "a-1"]
+    store.start_run(SCHEMA, "e", "c0123456789abcdef", "abc", "fp", 2, 2)
+    with sqlite3.connect(path) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
+        assert [r[1] for r in con.execute("PRAGMA table_info(runs)")][-2:] == ["host", "pid"]
+
+
+@pytest.mark.parametrize("table", [
+    OLD_TABLE.replace('"computed_by" TEXT,', '"computed_by" TEXT, row_sha TEXT,').replace(
+        ', PRIMARY KEY ("experiment", "config_key", "seed_key")', ""),
+    OLD_TABLE.replace('"computed_by" TEXT,', '"computed_by" TEXT, row_sha TEXT, "extra" REAL,'),
+    OLD_TABLE.replace('"value" REAL,', "").replace('"computed_by" TEXT,', '"computed_by" TEXT, row_sha TEXT,'),
+], ids=["no-primary-key", "extra-column", "missing-column"])
+def test_a_table_unlike_the_code_s_is_refused(tmp_path, table):
+    """Without its primary key a table takes duplicates; with other columns the code misreads it
+    or its inserts fail: refused in one line naming the table."""
+    from labeldp_sim.core.store import StoreMismatch
+
+    path = tmp_path / "s.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute(table)
+    with pytest.raises(StoreMismatch, match=r"does not match this labeldp-sim's store format \d+: table demo_v1"):
+        TrialStore(path).write(SCHEMA, _frame(["a-0"]))
+
+
+def test_the_whole_file_is_checked_once_per_process(tmp_path, monkeypatch):
+    """integrity_check reads the whole file: once per process and file (a multirun's jobs, the
+    run's many connections), and again for another file at the same path."""
+    calls = []
+    real = TrialStore._integrity_check
+    monkeypatch.setattr(TrialStore, "_integrity_check", lambda self, con: (calls.append(self.path),
+                                                                            real(self, con)))
+    path = tmp_path / "s.sqlite"
+    TrialStore(path).write(SCHEMA, _frame(["a-0"]))
+    assert calls == []  # a new store: nothing to check
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(path.read_bytes())
+    for _ in range(3):
+        TrialStore(copy).load(SCHEMA, "e", "c0123456789abcdef")
+    assert calls == [copy]
+    replaced = copy.with_suffix(".new")
+    replaced.write_bytes(path.read_bytes())
+    replaced.replace(copy)  # another file (inode) at the same path
+    TrialStore(copy).load(SCHEMA, "e", "c0123456789abcdef")
+    assert calls == [copy, copy]
 
 
 def test_an_interrupt_inside_a_write_keeps_the_chunk_whole_and_counted(tmp_path):

@@ -18,10 +18,12 @@ paper's experiments can live outside the repository.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -32,12 +34,13 @@ from omegaconf.errors import OmegaConfBaseException
 
 from .conf_path import CONF_DIR, conf_dirs, config_groups, group_options, search_path_override
 from .config import job_kind
-from .errors import ConfigError, first_line
+from .errors import MISSING, ConfigError, check, first_line, os_error_line
 from .kinds import get_kind
+from .reads import check_overrides
 from . import interrupts
 from .store import StoreError, atomic_write, locked, staged
 
-__all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job"]
+__all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job", "report_arguments"]
 
 USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
          "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)\n"
@@ -46,6 +49,8 @@ USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
 FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",
          "-h": "help", "--help": "help"}
 FLAG_NAMES = "-m/--multirun, --cfg/-c (print the composed config), -h/--help"
+# the key of an override (``+``/``~``/``++`` in front, dotted, ``@package`` as Hydra allows)
+OVERRIDE_KEY = re.compile(r"(\+\+|\+|~)?[A-Za-z_][\w.@/-]*")
 
 
 @dataclass
@@ -56,6 +61,7 @@ class Job:
     subdir: str | None
     cfg: DictConfig | None = None
     spec: object = None
+    notes: list = field(default_factory=list)
 
 
 def validate_job(cfg: DictConfig):
@@ -109,6 +115,38 @@ def _group_choices(parsed: list) -> None:
                 raise ConfigError(override.key_or_group, choice, allowed)
 
 
+def _deletions(parsed: list) -> None:
+    """``~grid``, ``~seed``: a config group or a root key deleted, refused on that key.
+
+    Every job is composed from every group and has every root key (conf/config.yaml);
+    deleted, the validator would find a half-composed node (``~grid`` keeps the
+    experiment's own ``grid.reps`` and loses ``grid.d``) and blame one of its keys,
+    or a key another kind never reads would drop silently.
+    """
+    from .config import _root_defaults
+    from .kinds import registered
+
+    groups = config_groups()
+    defaults = _root_defaults()
+    nodes = {spec.node for spec in registered().values() if spec.node}
+    for override in parsed:
+        key = override.key_or_group
+        if not override.is_delete() or "." in key:
+            continue
+        if key in groups:
+            raise ConfigError(key, "~ (delete)", f"one of {', '.join(group_options(key))} (a config group "
+                              f"is chosen, not deleted: {key}=<option>)")
+        if key in nodes:
+            raise ConfigError(key, "~ (delete)", f"the {key} settings of an experiment that has them, "
+                              f"changed key by key ({key}.<key>=...), not deleted")
+        if key in defaults:
+            default = defaults[key]
+            what = (f"a mapping with keys {', '.join(map(str, default))}" if isinstance(default, dict)
+                    else "a value (the experiment sets it)" if default == "???"
+                    else f"a value (default {default!r})")
+            raise ConfigError(key, "~ (delete)", f"{what}: every job has {key}; set it, do not delete it")
+
+
 def _explain_composition(overrides: list, parsed: list, error: Exception) -> ConfigError:
     """Turn a Hydra composition error into a one-line ConfigError on the culprit override.
 
@@ -142,7 +180,28 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
                                    f"{', '.join(keys)})")
             return _validator_says(groups, override) or ConfigError(key, value, keys)
         return ConfigError(key, value, f"a value Hydra can apply ({first_line(culprit)})")
-    return ConfigError("argument", " ".join(overrides), f"valid Hydra overrides ({first_line(error)})")
+    return _explain_together(groups, [o for o in parsed if o.key_or_group not in names]) or ConfigError(
+        "argument", " ".join(overrides), f"valid Hydra overrides ({first_line(error)})")
+
+
+def _explain_together(groups: list, others: list) -> ConfigError | None:
+    """Each override composes alone, not all together: the first that fails after the ones
+    before it is the culprit (``~paths paths.results_dir=x``: the key was deleted)."""
+    for i, override in enumerate(others):
+        try:
+            _compose([*groups, *(o.input_line for o in others[:i + 1])])
+            continue
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            culprit = err
+        key, value = _key_value(override)
+        deleted = next((o.key_or_group for o in others[:i] if o.is_delete()
+                        and (key == o.key_or_group or key.startswith(o.key_or_group + "."))), None)
+        if deleted is not None:
+            return ConfigError(key, value, f"a key that exists: ~{deleted} deleted it (set {key} or delete "
+                               f"{deleted}, not both)")
+        before = " ".join(o.input_line for o in others[:i])
+        return ConfigError(key, value, f"a value Hydra can apply after {before} ({first_line(culprit)})")
+    return None
 
 
 def _validator_says(groups: list, override) -> ConfigError | None:
@@ -169,17 +228,37 @@ def _parse(argv: list) -> tuple[set, list, list]:
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException as err:
-        bad = next((a for a in overrides if not _parses(a)), " ".join(overrides))
-        raise ConfigError("argument", bad, f"key=value Hydra overrides ({first_line(err)})") from None
+        bad = next((a for a in overrides if _parse_error(a) is not None), None)
+        raise _unparsable(bad, _parse_error(bad) if bad is not None else err) from None
     return flags, overrides, parsed
 
 
-def _parses(arg: str) -> bool:
+def _parse_error(arg: str) -> HydraException | None:
     try:
         OverridesParser.create().parse_overrides([arg])
-        return True
-    except HydraException:
-        return False
+        return None
+    except HydraException as err:
+        return err
+
+
+def _unparsable(arg: str | None, error: Exception) -> ConfigError:
+    """The one line for an override Hydra's grammar cannot read, on its key where it has one.
+
+    An unquoted value with a character outside the grammar's (``paths.results_dir=runs/ü``,
+    ``seed=(``) is the usual cause: the line shows the quoted form, Hydra's quotes inside the
+    shell's, since the shell strips one pair.
+    """
+    if arg is None:
+        return ConfigError("argument", "", f"key=value Hydra overrides ({first_line(error)})")
+    key, eq, value = arg.partition("=")
+    if not eq or not OVERRIDE_KEY.fullmatch(key):
+        return ConfigError("argument", arg, f"key=value Hydra overrides, e.g. seed=7 ({first_line(error)})")
+    quote = '"' if "'" in value and '"' not in value else "'"
+    shell = "'" if quote == '"' else '"'
+    example = f"{shell}{key}={quote}{value}{quote}{shell}"
+    return ConfigError(key.lstrip("+~"), value,
+                       f"a value in Hydra's override grammar: quote it for Hydra, inside the shell's quotes: "
+                       f"{example} ({first_line(error)})")
 
 
 def _expand(parsed: list, multirun: bool) -> list[Job]:
@@ -209,6 +288,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     """Parse, compose and validate every job of a command line; raise ConfigError on the first fault."""
     flags, overrides, parsed = _parse(argv)
     _group_choices(parsed)
+    _deletions(parsed)
     jobs = _expand(parsed, "multirun" in flags)
     if "help" in flags:
         return flags, jobs
@@ -222,8 +302,66 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
                 raise _explain_composition(job.overrides, OverridesParser.create().parse_overrides(
                     job.overrides), err) from None
         if "cfg" not in flags:
-            job.spec = validate_job(job.cfg)
+            try:
+                job.spec = validate_job(job.cfg)
+            except ConfigError as err:
+                raise _deleted_reference(err, job.overrides) or err from None
+            kind = get_kind(job_kind(job.cfg)).for_spec(job.cfg, job.spec)
+            job.notes = check_overrides(job.cfg, kind, job.overrides, job.spec)
     return flags, jobs
+
+
+def _deleted_reference(err: ConfigError, overrides: list) -> ConfigError | None:
+    """``~distribution.h_scale``: the validator finds ``estimator.h_scale: ${distribution.h_scale}``
+    unresolved and blames it; the deleted key is the culprit.  None when no deletion explains ``err``."""
+    deleted = [line[1:].partition("=")[0] for line in overrides if line.startswith("~")]
+    # ``~userlevel.family.name``: the validator finds its node incomplete and blames the node
+    under = next((key for key in deleted if key.startswith(err.key + ".")), None)
+    if under is not None:
+        return ConfigError(under, "~ (delete)", f"a value, not a deletion ({err.key}: {err.allowed})")
+    found = re.search(r"Interpolation key '([^']+)' not found", err.allowed)
+    if found is None:
+        return None
+    missing = found.group(1)
+    for line in overrides:
+        deleted = line[1:].partition("=")[0] if line.startswith("~") else None
+        if deleted and (missing == deleted or missing.startswith(deleted + ".")):
+            return ConfigError(deleted, "~ (delete)", f"a value, not a deletion: {err.key} refers to "
+                               f"${{{missing}}}")
+    return None
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one :class:`ConfigError` line (argparse prints a usage block
+    and the message on two lines, then exits); ``--help`` is argparse's own."""
+
+    def error(self, message):
+        name, _, problem = message.partition(": ")
+        key = name.removeprefix("argument ").rpartition("/")[2] if name.startswith("argument ") else "argument"
+        got = MISSING if problem.startswith("expected one argument") else (problem or message)
+        raise ConfigError(key, got, self.allowed)
+
+
+def report_arguments(argv: list) -> list:
+    """The arguments of ``labeldp-sim report``, checked: ``["--results", DIR]``.
+
+    ``-h``/``--help`` prints the help and exits 0.  An unknown argument, a missing
+    value, or an empty or blank ``--results`` (``Path('')`` is the working
+    directory: the report would be written there) raises :class:`ConfigError`.
+    Whether the directory exists is the report's own check.
+    """
+    parser = _OneLineParser(prog="labeldp-sim report", allow_abbrev=False,
+                            description="results/index.html and one page per experiment, from the "
+                                        "files already in the results directory")
+    parser.allowed = "--results DIR (the results directory; default: results), -h/--help"
+    parser.add_argument("--results", default="results", metavar="DIR",
+                        help="the results directory (default: results)")
+    args, unknown = parser.parse_known_args([str(a) for a in argv])
+    if unknown:
+        raise ConfigError("argument", unknown[0], parser.allowed)
+    check(args.results.strip() != "" and "\0" not in args.results, "--results", args.results,
+          "a non-empty path of an existing results directory (e.g. --results results)")
+    return ["--results", args.results]
 
 
 def _exporter(cfg: DictConfig, overrides):
@@ -269,7 +407,8 @@ def main(argv: list | None = None, commands: dict | None = None) -> None:
     ``main(argv) -> status`` of a subcommand the application provides (:mod:`labeldp_sim.app`).
 
     Exit status: 0 done; 2 bad input (one line naming the key); 1 a trial store that is
-    damaged or cannot be used, or a cluster that did not start (one line); 130 (143) on
+    damaged or cannot be used, a file or folder that cannot be written (a full disk, a read-only
+    or forbidden folder), or a cluster that did not start (one line); 130 (143) on
     SIGINT (SIGTERM), at any instant, with one line saying what is kept.
     """
     with interrupts.guard():
@@ -297,6 +436,8 @@ def _main(argv: list, commands: dict | None) -> None:
         for job in jobs:
             print(OmegaConf.to_yaml(job.cfg, resolve=True))
         return
+    for note in dict.fromkeys(note for job in jobs for note in job.notes):  # once, not once per job
+        print(f"labeldp-sim: note: {note}", file=sys.stderr)
     try:
         for i, job in enumerate(jobs):
             if len(jobs) > 1:
@@ -305,4 +446,9 @@ def _main(argv: list, commands: dict | None) -> None:
             run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
     except StoreError as err:  # damaged or unusable: one line, before any trial is reused
         print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        sys.exit(1)
+    except BrokenPipeError:  # main's own case: the reader of stdout left
+        raise
+    except OSError as err:  # a full disk, a read-only or forbidden folder: one line naming the path
+        print(f"labeldp-sim: error: {os_error_line(err)}", file=sys.stderr)
         sys.exit(1)

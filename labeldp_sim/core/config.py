@@ -83,8 +83,20 @@ SCHEDULER_ADDRESS = re.compile(r"(tcp|tls|ws|wss)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0
 # what sbatch accepts for --time: minutes, minutes:seconds, hours:minutes:seconds,
 # days-hours, days-hours:minutes and days-hours:minutes:seconds
 SLURM_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d+(:\d{1,2}){0,2}")
-# a SLURM queue may hold jobs for days, but an event loop's timer must stay a sane float
+# a SLURM queue may hold jobs for days, but an event loop's timer must stay a sane float;
+# below a millisecond no worker can answer and the time-out is a typo (1e-300)
 MAX_STARTUP_TIMEOUT = 30 * 86400
+MIN_STARTUP_TIMEOUT = 1e-3
+# runner.n_jobs on this machine (loky, threading, a LocalCluster): this many workers per core at
+# most.  Each loky or Dask worker is a Python process of about 40 MB before it holds any data, and
+# beyond a few per core they only queue for the CPU; n_jobs=100000 would fork until memory ran out.
+JOBS_PER_CORE = 4
+# runner.n_jobs where the workers are elsewhere (a scheduler address, SLURM): it sizes nothing
+# there (the cluster does), but a number beyond any real cluster is a typo
+MAX_REMOTE_JOBS = 100_000
+# trials per task and per store transaction: one chunk's DataFrame (a few hundred bytes a row) is
+# built on a worker and sent back whole; beyond this a chunk is hundreds of MB and the run one task
+MAX_CHUNK = 1_000_000
 # account, partition and interface land in #SBATCH lines and worker options: one word
 SLURM_NAME = re.compile(r"[A-Za-z0-9_.,:+@-]+")
 # runner.path=per_sample holds the N samples of a trial: beyond this, only sufficient statistics
@@ -185,15 +197,44 @@ def validate_runner(cfg) -> RunnerSettings:
     check(runner["backend"] in BACKENDS, "runner.backend", runner["backend"],
           f"{', '.join(BACKENDS)} (not multiprocessing: joblib cannot return its results as they finish)")
     n_jobs = runner["n_jobs"]
-    check(is_int(n_jobs) and n_jobs != 0, "runner.n_jobs", n_jobs, "a non-zero integer (-1 = all cores)")
+    check(is_int(n_jobs) and n_jobs != 0, "runner.n_jobs", n_jobs, jobs_allowed(None))
     chunk = runner["chunk"]
-    check(is_int(chunk) and chunk >= 1, "runner.chunk", chunk, "integer >= 1")
+    check(is_int(chunk) and 1 <= chunk <= MAX_CHUNK, "runner.chunk", chunk,
+          f"an integer in [1, {MAX_CHUNK:,}] (trials per task and per store transaction)")
     for flag in ("progress", "reuse"):
         # a real bool only: 'maybe', 1 or 'yes' would otherwise be read as true
         check(isinstance(runner[flag], bool), f"runner.{flag}", runner[flag], "true, false")
     dask = validate_dask(cfg, str(runner["backend"]))
+    # checked once the backend and the cluster are known: they decide where the workers start
+    remote = runner["backend"] == "dask" and (dask.scheduler is not None or dask.cluster == "slurm")
+    low, high = jobs_range(remote)
+    check(low <= n_jobs <= high, "runner.n_jobs", n_jobs, jobs_allowed(remote))
     return RunnerSettings(n_jobs=int(n_jobs), backend=str(runner["backend"]), chunk=int(chunk),
                           progress=runner["progress"], reuse=runner["reuse"], dask=dask)
+
+
+def jobs_range(remote: bool) -> tuple[int, int]:
+    """The allowed ``runner.n_jobs`` (0 excepted): ``(-cores, JOBS_PER_CORE × cores)`` on this
+    machine, ``(-cores, MAX_REMOTE_JOBS)`` where the workers are elsewhere (``remote``).
+
+    A negative value counts back from the cores as joblib does (-1 all of them, -2 all but
+    one); below -cores it would mean one worker whatever was written, so it is refused.
+    """
+    cores = os.cpu_count() or 1
+    return -cores, (MAX_REMOTE_JOBS if remote else JOBS_PER_CORE * cores)
+
+
+def jobs_allowed(remote: bool | None) -> str:
+    """The allowed-values text of ``runner.n_jobs``: the range that applies (``remote``), and
+    the other one; None (the backend not known yet): both."""
+    cores = os.cpu_count() or 1
+    local = (f"a non-zero integer in [-{cores}, {JOBS_PER_CORE * cores}] on this machine "
+             f"({JOBS_PER_CORE} workers per core of its {cores}; -1 = all cores, -2 all but one)")
+    elsewhere = (f"up to {MAX_REMOTE_JOBS:,} with runner.backend=dask and a scheduler address or "
+                 "runner=slurm (the cluster sizes itself)")
+    if remote:
+        return f"a non-zero integer in [-{cores}, {MAX_REMOTE_JOBS:,}] (the cluster sizes itself)"
+    return f"{local}; {elsewhere}"
 
 
 def jobqueue_available() -> bool:
@@ -220,8 +261,9 @@ def validate_dask(cfg, backend: str) -> DaskSettings:
           "runner.dask.scheduler", scheduler,
           "null (start a cluster), or a scheduler address scheme://host[:port] with scheme tcp, tls, "
           "ws or wss (e.g. tcp://10.0.0.5:8786)")
-    check(is_number(timeout) and 0 < timeout <= MAX_STARTUP_TIMEOUT, "runner.dask.startup_timeout", timeout,
-          f"a number of seconds in (0, {MAX_STARTUP_TIMEOUT}] (30 days)")
+    check(is_number(timeout) and MIN_STARTUP_TIMEOUT <= timeout <= MAX_STARTUP_TIMEOUT,
+          "runner.dask.startup_timeout", timeout,
+          f"a number of seconds in [{MIN_STARTUP_TIMEOUT:g}, {MAX_STARTUP_TIMEOUT}] (30 days)")
     slurm = _validate_slurm(cfg) if node.get("slurm") is not None else None
     if cluster == "slurm":
         check(slurm is not None, "runner.dask.slurm", node.get("slurm", MISSING),
@@ -345,7 +387,10 @@ def _validate_seed(cfg) -> int:
 
 def _validate_fit(cfg) -> tuple[float, int]:
     fit = config_node(cfg, "fit", FIT_KEYS, required=FIT_KEYS)
-    check(is_number(fit["tol"]) and fit["tol"] > 0, "fit.tol", fit["tol"], "a finite number > 0")
+    # a margin on a rate exponent (slopes of order 1): at 1 or more every fitted slope is
+    # "equivalent" to the theory's and the verdict says nothing
+    check(is_number(fit["tol"]) and 0 < fit["tol"] < 1, "fit.tol", fit["tol"],
+          "a number in (0, 1) (the equivalence margin on a slope, e.g. 0.05)")
     check(is_int(fit["min_points"]) and fit["min_points"] >= 2, "fit.min_points", fit["min_points"],
           "integer >= 2")
     return float(fit["tol"]), int(fit["min_points"])
@@ -470,7 +515,9 @@ def _first_difference(got, default, key: str):
             if found:
                 return found
         return None
-    return None if got == default else (key, got)
+    # true == 1 to Python, never to a user: a bool where a number was (or the reverse) differs
+    same = got == default and isinstance(got, bool) == isinstance(default, bool)
+    return None if same else (key, got)
 
 
 def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:

@@ -1,12 +1,16 @@
-"""The one exception type users see for bad input."""
+"""The exception types users see: bad input (:class:`ConfigError`) and a file that cannot be
+written (:class:`FileError`), each as one line."""
 
 from __future__ import annotations
 
+import errno as errno_names
 import math
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ConfigError", "check", "first_line", "one_line", "MISSING", "is_int", "is_number"]
+__all__ = ["ConfigError", "FileError", "check", "first_line", "one_line", "os_error_line", "MISSING",
+           "is_int", "is_number"]
 
 # A shown value longer than this is cut: the error must stay one readable line
 # even when the offending value is a whole config node.
@@ -64,6 +68,48 @@ class ConfigError(ValueError):
     def under(self, prefix: str) -> "ConfigError":
         """The same error with ``prefix.`` in front of the key."""
         return ConfigError(f"{prefix}.{self.key}", self.got, self.allowed)
+
+
+class FileError(OSError):
+    """A file or folder that cannot be written: a full disk (ENOSPC, EDQUOT), no permission
+    (EACCES, EPERM), a read-only file system (EROFS)...; one line naming the path.
+
+    An ``OSError`` still (``errno``, ``strerror`` and ``filename`` are the fault's), so code that
+    catches ``OSError`` keeps working; its message is the line the user reads (exit status 1).
+
+    Parameters
+    ----------
+    path : path-like
+        What could not be written: the target file (not the temporary file that was being
+        written in its place), or the folder.
+    err : OSError
+        The fault.
+    left : str, optional
+        What is left as it was (``"the file is left as it was"``), said after the reason.
+    """
+
+    def __init__(self, path, err: OSError, left: str = ""):
+        super().__init__(err.errno, err.strerror or first_line(err), str(path))
+        self.path, self.left = Path(path), left
+        self.line = f"cannot write {path} ({_reason(err)})" + (f"; {left}" if left else "")
+
+    def __str__(self) -> str:
+        return self.line
+
+
+def _reason(err: OSError) -> str:
+    """``No space left on device, ENOSPC``: the system's words and the errno's name, one line."""
+    name = errno_names.errorcode.get(err.errno) if err.errno is not None else None
+    text = one_line(err.strerror or "", 120) or first_line(err)
+    return f"{text}, {name}" if name else text
+
+
+def os_error_line(err: OSError) -> str:
+    """One line for an ``OSError`` nobody turned into a :class:`FileError`: the path it names,
+    if any, and the reason."""
+    if isinstance(err, FileError):
+        return str(err)
+    return f"{err.filename}: {_reason(err)}" if err.filename is not None else _reason(err)
 
 
 def first_line(err: Exception) -> str:

@@ -20,7 +20,8 @@ Three parts:
   export renames its files into place in one, so "N trials of this run are
   kept" is exact and a directory never holds two runs' files.
 * **Workers.**  :func:`spawning` blocks SIGINT in the thread that starts loky
-  workers: a process starts with the signal mask of the thread that forks it,
+  workers (the driver itself still answers it at once, mid-spawn too): a
+  process starts with the signal mask of the thread that forks it,
   so the workers never see a terminal's Ctrl-C (which reaches the whole
   foreground process group) — not even while their interpreter starts, before
   any code of theirs could set a handler.  The driver alone answers it and
@@ -36,11 +37,13 @@ n-th time the checkpoint is reached, send the signal, e.g. ``SIGTERM`` or
 ``SIGKILL``, to this process, or to its process group).  Checkpoints:
 ``startup``, ``validate``, ``store.load``, ``store.start_run``, ``store.write``,
 ``store.begun``, ``store.in_transaction``, ``store.committed``, ``store.finish_run``,
-``workers.starting``, ``workers.started``, ``export.staged``, ``export.commit``,
+``workers.starting``, ``workers.spawn`` (each worker process forked), ``workers.started``,
+``export.staged``, ``export.commit``,
 ``export.renamed``.
 
 This module imports only the standard library: it is loaded before anything
-heavy, in the driver and in every worker.
+heavy, in the driver and in every worker (psutil, which lists the workers a
+spawning started, is imported by the driver when it spawns).
 """
 
 from __future__ import annotations
@@ -393,24 +396,103 @@ def deferred():
 def spawning(processes: bool = True):
     """Start worker processes (and the threads that may start more) with SIGINT blocked.
 
-    They inherit the mask, so a terminal's Ctrl-C never reaches them; the
-    driver's own signals are held for the block and acted on at its end.
+    They inherit the mask, so a terminal's Ctrl-C never reaches them.  The
+    driver still answers SIGINT and SIGTERM at once, in the middle of the
+    spawning too: holding them until every worker had started made a SIGTERM
+    wait as long as the spawning did (a minute for hundreds of workers).  A
+    thread started before the mask is set, with SIGINT unblocked, receives a
+    terminal's Ctrl-C for the process; Python runs the handler in the main
+    thread, which raises :class:`Interrupted` wherever the spawning is.  The
+    worker processes started in the block are then killed here, before the
+    exception goes on: one forked a moment before the interrupt may not yet be
+    known to loky, which could not stop it.
+
     The resource trackers of multiprocessing and loky are started first
     (``processes``): starting the former unblocks SIGINT, which would undo
-    the block for the workers started after it.
+    the block for the workers started after it.  With a test hook set
+    (:func:`set_hook`), each process started in the block announces itself at
+    the checkpoint ``workers.spawn``: the instant a worker has been forked.
     """
-    with deferred():
-        if processes:
-            _start_resource_trackers()
-        blocked = _main_thread() and hasattr(signal, "pthread_sigmask")
-        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
-        try:
+    if processes:
+        _start_resource_trackers()
+    before = _children()
+    blocked = _main_thread() and hasattr(signal, "pthread_sigmask")
+    catcher = _SignalCatcher() if blocked else None
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+    try:
+        with _announced_spawns():
             checkpoint("workers.starting")
             yield
-        finally:
-            if blocked:
-                signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    except BaseException:
+        if received() is not None:
+            _kill_new_children(before)
+        raise
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            catcher.stop()
     checkpoint("workers.started")
+
+
+class _SignalCatcher:
+    """A thread that only waits, with the signal mask it was started with (SIGINT unblocked).
+
+    The kernel gives a process-wide signal to a thread that does not block it; while
+    the main thread blocks SIGINT (:func:`spawning`), this one takes it, and Python
+    runs the handler in the main thread at its next instruction.
+    """
+
+    def __init__(self):
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._done.wait, daemon=True, name="labeldp-sim signals")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _children() -> set:
+    """The pids of this process's living child processes (empty if they cannot be listed)."""
+    try:
+        import psutil
+
+        return {child.pid for child in psutil.Process().children(recursive=True)}
+    except Exception:  # noqa: BLE001 - psutil missing or /proc unreadable: nothing to compare
+        return set()
+
+
+def _kill_new_children(before: set) -> None:
+    """SIGKILL the child processes started since ``before`` was taken (best effort, never raises).
+
+    They are workers that have computed nothing: nothing of theirs is lost.
+    """
+    for pid in sorted(_children() - before):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def _announced_spawns():
+    """With a test hook set, ``multiprocessing``'s ``Process.start`` (loky's too) reaches the
+    checkpoint ``workers.spawn`` once the process is forked; without one, nothing is changed."""
+    if _hook is None:
+        yield
+        return
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.start
+
+    def start(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        checkpoint("workers.spawn")
+
+    BaseProcess.start = start
+    try:
+        yield
+    finally:
+        BaseProcess.start = original
 
 
 # The trackers outlive an interrupted driver and unlink the semaphores its executor still held,

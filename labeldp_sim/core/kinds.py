@@ -43,7 +43,8 @@ class JobSpec:
         ``seed``, the runner settings, ``paths.results_dir`` (validated, not created), ``fit.tol``
         and ``fit.min_points``.
     config_key : str
-        Key of the job's records: a hash of the values that set a trial's numbers and of the code.
+        Key of the job's records: a hash of every setting that can change a trial's numbers
+        (:func:`~labeldp_sim.core.reads.settings_key`) and of the code.
     packages : tuple of str
         The paper packages whose code its trials run (the code fingerprint of its config key,
         its store runs and its provenance).
@@ -59,13 +60,16 @@ class JobSpec:
     packages: tuple = ()
 
     @classmethod
-    def of(cls, basics, parts: dict, packages: tuple, **fields):
+    def of(cls, basics, cfg, packages: tuple, **fields):
         """The spec of a validated job: ``basics`` (a :class:`~labeldp_sim.core.config.JobBasics`),
-        its own ``fields``, and the config key of ``parts`` with the code of ``packages``."""
-        from .provenance import config_key
+        its own ``fields``, and the config key of the composed ``cfg``
+        (:func:`~labeldp_sim.core.reads.settings_key`: every setting of it that can change a
+        stored number) with the code of ``packages``."""
+        from .reads import settings_key
 
         return cls(name=basics.name, seed=basics.seed, runner=basics.runner, results_dir=basics.results_dir,
-                   tol=basics.tol, min_points=basics.min_points, config_key=config_key(parts, packages),
+                   tol=basics.tol, min_points=basics.min_points,
+                   config_key=settings_key(cfg, get_kind(cfg.kind).for_spec(cfg, None), packages),
                    packages=tuple(packages), **fields)
 
 
@@ -102,6 +106,26 @@ class ExperimentKind(ABC):
 
         Computes nothing and creates no file.
         """
+
+    # ------------------------------------------------------------------ what a job reads (:mod:`.reads`)
+
+    def reads(self, cfg) -> tuple:
+        """The root keys a job of this kind reads: the core's, the kind's own and its node."""
+        from .config import ROOT_KEYS
+
+        return (*ROOT_KEYS, *self.root_keys, *((self.node,) if self.node else ()))
+
+    def unkeyed(self, cfg) -> tuple:
+        """Dotted settings this kind reads that never change a stored number, beyond the core's
+        :data:`~labeldp_sim.core.reads.RUN_SETTINGS`: those that only pick which points and
+        replicates a run asks for (each record's seed key names its point and replicate).
+        Anything not declared here is keyed."""
+        return ()
+
+    def unread(self, cfg, spec=None) -> dict:
+        """Dotted settings ``cfg``'s job (validated as ``spec``, when given) does not read -> :class:`~labeldp_sim.core.reads.Unread`
+        (why; refused or noted when overridden).  Kept out of the key."""
+        return {}
 
     def run(self, cfg, spec, overrides, subdir: str | None, export) -> dict:
         """Run ``spec`` through the trial store, write its outputs, return them.

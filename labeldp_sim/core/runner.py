@@ -41,7 +41,7 @@ from .cluster import ClusterError, dask_client, fingerprint_on_worker
 from .points import Point
 from .provenance import code_fingerprint, git_commit
 from .seeds import derive_rng
-from .store import Schema, TrialStore
+from .store import Schema, StoreError, TrialStore
 
 __all__ = ["Plan", "RunStats", "execute", "shared_arguments", "trial_rng"]
 
@@ -150,10 +150,18 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
                 if stored_now[0] else "")
         print(f"labeldp-sim: error: {err}{kept}", file=sys.stderr)
         raise SystemExit(1) from None
+    except Exception:  # a store that fails (a full disk: StoreError), or a fault of the code
+        status = "failed"
+        raise
     finally:
         if run_id is not None:
             with interrupts.deferred():  # the status, and the line that matches it
-                store.finish_run(run_id, status, stored_now[0])
+                try:
+                    store.finish_run(run_id, status, stored_now[0])
+                except StoreError:
+                    # the store failing again (still full): the first fault is the one to report
+                    if status == "finished":
+                        raise
                 if status == "finished":
                     interrupts.describe(lambda: (
                         plan.label(), f"all {len(wanted):,} trials are stored in {store.path} "
@@ -169,8 +177,10 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     records = records[position >= 0].iloc[np.argsort(position[position >= 0], kind="stable")]
     records = records.reset_index(drop=True)
     if len(records) != len(wanted):  # a concurrent reuse=false run may be replacing rows: never export a gap
-        raise RuntimeError(f"{plan.label()}: {len(wanted) - len(records)} wanted records missing "
-                           f"from {store.path} after the run")
+        # a StoreError: one line and exit status 1 (cli), not a traceback
+        raise StoreError(f"{plan.label()}: {len(wanted) - len(records):,} of the {len(wanted):,} wanted "
+                         f"records are missing from {store.path} after the run (another run with "
+                         "runner.reuse=false replacing them?); run the same command again")
     stats = RunStats(str(store.path), plan.config_key, len(wanted), len(reused_keys), computed,
                      _commits(records), run_id)
     return records, stats

@@ -36,9 +36,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .errors import FileError
 from .provenance import code_fingerprint, package_of
 from .site_html import badge, esc, markdown_html, table
-from .store import atomic_write
+from .store import atomic_write, staged
 
 __all__ = ["Layout", "Section", "Site", "register_layout", "register_section", "layout_of", "write_site", "main",
            "INDEX", "SITE_DIR"]
@@ -409,39 +410,53 @@ def _index(site: Site) -> str:
 def write_site(results: Path) -> dict:
     """Write ``results/index.html`` and ``results/site/`` from the files in ``results``; returns counts.
 
-    Pages are written whole (atomic_write), so a reader never sees half a page; pages of
-    experiments no longer in ``results`` are removed.
+    Every page is built before any is written; then the pages (``site/``, staged) land at
+    once, then the index: a reader never sees half a page, nor (a fault on the way) pages
+    of two reports in ``site/``.  Pages of experiments no longer in ``results`` are removed.
+
+    Raises
+    ------
+    FileError
+        A page, a folder or an asset cannot be written (a full disk, a read-only or forbidden
+        folder): one line naming it; nothing half-written is left, and ``site/`` is as it was.
     """
     importlib.import_module(f"{__package__}.site_sections")  # registers the shared sections
 
     results = Path(results)
     site = Site(results)
     out = results / SITE_DIR
-    (out / "assets").mkdir(parents=True, exist_ok=True)
-    for asset in ASSETS.iterdir():
-        if asset.is_file():
-            shutil.copyfile(asset, out / "assets" / asset.name)
-    pages = set()
-    for exp in site.experiments.values():
-        text = experiment_page(site, exp)
-        atomic_write(out / exp.page, lambda p, text=text: p.write_text(text, encoding="utf-8"))
-        pages.add(exp.page)
+    pages = {exp.page: experiment_page(site, exp) for exp in site.experiments.values()}
+    index = _index(site)
+    assets = [asset for asset in ASSETS.iterdir() if asset.is_file()]
+    try:
+        (out / "assets").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FileError(out / "assets", err, f"{results} is left as it was") from err
+    # the assets are the package's, the same for every report: each lands whole on its own
+    for asset in assets:
+        atomic_write(out / "assets" / asset.name, lambda p, asset=asset: shutil.copyfile(asset, p))
+    with staged(out):
+        for page, text in pages.items():
+            atomic_write(out / page, lambda p, text=text: p.write_text(text, encoding="utf-8"))
     for old in out.glob("exp-*.html"):
         if old.name not in pages:
             old.unlink()
-    index = _index(site)
     atomic_write(results / INDEX, lambda p: p.write_text(index, encoding="utf-8"))
     statuses = [e.status for e in site.experiments.values()]
     return {"experiments": len(statuses), "stale": statuses.count("stale"), "missing": sorted(site.missing)}
 
 
 def main(argv: list) -> int:
-    """``labeldp-sim report [--results DIR]``: write the site, print one line; 2 on bad input."""
+    """``labeldp-sim report [--results DIR]``: write the site, print one line.
+
+    Returns 0 done, 2 bad input (an empty ``--results`` too: ``Path('')`` is the working
+    directory), 1 a file or folder that cannot be written (one line naming it).
+    """
     import argparse
     import sys
     import time
 
-    from .errors import ConfigError
+    from .errors import ConfigError, os_error_line
 
     class Parser(argparse.ArgumentParser):
         def error(self, message):  # one line, not argparse's usage block
@@ -452,6 +467,8 @@ def main(argv: list) -> int:
     parser.add_argument("--results", default="results", help="the results directory (default: results)")
     try:
         args = parser.parse_args(argv)
+        if not args.results.strip():  # Path('') would write the report into the working directory
+            raise ConfigError("--results", args.results, "a non-empty path of an existing results directory")
         results = Path(args.results)
         if not results.is_dir():
             raise ConfigError("--results", args.results, "an existing results directory")
@@ -459,7 +476,11 @@ def main(argv: list) -> int:
         print(f"labeldp-sim report: error: {err}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    counts = write_site(results)
+    try:
+        counts = write_site(results)
+    except OSError as err:  # a full disk, a read-only or forbidden folder: one line, not a traceback
+        print(f"labeldp-sim report: error: {os_error_line(err)}", file=sys.stderr)
+        return 1
     missing = counts["missing"]
     print(f"report: {results / INDEX} ({counts['experiments']} experiment pages, {counts['stale']} stale; "
           f"{len(missing)} summary files missing{': ' + ', '.join(missing) if missing else ''}) "

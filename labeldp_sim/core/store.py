@@ -16,12 +16,28 @@ rename) under :func:`locked`; inside :func:`staged` every file of one export
 waits in a staging folder and all of them are renamed into place at once, so
 a directory's files always come from one run, whole.
 
-Trust, but check: before the first use of an existing store a process runs
-SQLite's ``quick_check``, and every stored record carries ``row_sha``, a
-checksum of its values, verified whenever records are loaded for reuse.  A
-damaged store (a truncated or garbled file, a text file or a folder in its
-place, an edited record) is refused with one line (:class:`StoreDamaged`)
-before anything is reused or computed.
+Trust, but check: before a process first uses an existing store it runs
+SQLite's ``integrity_check`` (pages, b-trees *and* every index against its
+table: a garbled primary-key index passes ``quick_check`` and then lets a
+duplicate in), once per process per file; every table a run uses must have
+the columns, types and primary key this code creates, ``row_sha`` included;
+and every stored record carries ``row_sha``, a checksum of its values,
+verified whenever records are loaded for reuse.  A damaged store (a truncated
+or garbled file, a text file or a folder in its place, a broken index, an
+edited record) is refused with one line (:class:`StoreDamaged`) before
+anything is reused or computed.
+
+The store's format has a version, :data:`STORE_VERSION`, stamped in the file
+(``PRAGMA user_version``), so that any labeldp-sim can tell a store it cannot
+read: one written by a newer version is refused in one line
+(:class:`StoreMismatch`) that names both versions.  An unstamped store
+(version 0, written before the stamp existed) is checked and stamped, unless
+a table of it holds records without checksums, which nothing can verify: it
+is refused in one line, never reused.
+
+Disk and permission faults (a full disk, a read-only or forbidden folder)
+while exporting give one line naming the path (:class:`~.errors.FileError`)
+and leave the files as they were; in the store they are a :class:`StoreError`.
 """
 
 from __future__ import annotations
@@ -43,11 +59,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import one_line
+from .errors import FileError, one_line, os_error_line
 from .interrupts import checkpoint, deferred
 
 __all__ = ["Column", "Schema", "TrialStore", "atomic_write", "locked", "staged", "STORE_NAME",
-           "StoreError", "StoreDamaged"]
+           "StoreError", "StoreDamaged", "StoreMismatch", "STORE_VERSION"]
 
 STORE_NAME = "trials.sqlite"
 _TYPES = {"TEXT", "INTEGER", "REAL", "BOOLEAN"}
@@ -58,6 +74,15 @@ PROVENANCE_COLUMNS = (("run_id", "TEXT"), ("computed_by", "TEXT"))
 CHECK_COLUMN = "row_sha"
 RUN_COLUMNS = ("run_id", "experiment", "config_key", "git_commit", "code_fingerprint", "started",
                "finished", "status", "wanted", "reused", "computed", "host", "pid")
+# The format of the store, stamped as SQLite's ``user_version``.  0: unstamped (labeldp-sim before
+# the stamp; its tables may lack row_sha, its runs table host and pid).  1: every record table has
+# row_sha and the key of its Schema, and runs has RUN_COLUMNS.  Raise it whenever a change would
+# make older code misread the file: older code then refuses it instead of crashing or misreading.
+STORE_VERSION = 1
+# The stores this process has checked whole (integrity_check and version), as (path, device, inode):
+# the check reads the whole file (about 1.3 s a million records), so it runs once per process and
+# file, not once per job of a multirun or per TrialStore object; a file replaced since is checked anew.
+_CHECKED: set = set()
 
 
 class StoreError(RuntimeError):
@@ -70,6 +95,15 @@ class StoreDamaged(StoreError):
     def __init__(self, path, reason: str):
         self.path, self.reason = Path(path), reason
         super().__init__(f"{path} is damaged ({reason}); move it aside or delete it to recompute")
+
+
+class StoreMismatch(StoreError):
+    """The trial store is of another format than this code's: a newer version, or an older
+    one whose records cannot be verified, or tables this code does not create."""
+
+    def __init__(self, path, reason: str, remedy: str = "move it aside or delete it to recompute"):
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path} {reason}; {remedy}")
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -216,6 +250,17 @@ def _column_to_sql(values: pd.Series, column: Column) -> list:
     return [_to_sql(v, column) for v in values.tolist()]
 
 
+_RUN_INTEGERS = ("wanted", "reused", "computed", "pid")
+
+
+def _expected(schema: Schema) -> set:
+    """The (column, SQL type, position in the primary key) of the table of ``schema``, as
+    ``PRAGMA table_info`` reports them (names in lower case: SQLite ignores their case)."""
+    columns = {(c.sql.lower(), "INTEGER" if c.type == "BOOLEAN" else c.type,
+                schema.key.index(c.name) + 1 if c.name in schema.key else 0) for c in schema.columns}
+    return columns | {(CHECK_COLUMN, "TEXT", 0)}
+
+
 class TrialStore:
     """The SQLite trial store of one results directory.
 
@@ -228,33 +273,34 @@ class TrialStore:
 
     def __init__(self, path):
         self.path = Path(path)
-        self._ready: set = set()  # schemas whose tables this object has created or found
-        self._checked = False  # quick_check passed (once per store object)
+        self._ready: set = set()  # schemas whose tables this object has created or checked
 
     def __repr__(self):
         return f"TrialStore({str(self.path)!r})"
 
     @contextlib.contextmanager
     def _connect(self):
-        """A connection; any SQLite failure becomes a :class:`StoreError` (one line for the user)."""
-        if self.path.is_dir():
-            raise StoreDamaged(self.path, "a directory, not a database file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        existed = not self._checked and self.path.exists() and self.path.stat().st_size > 0
+        """A connection to a checked store (:meth:`_check`); any SQLite failure, and a folder that
+        cannot be created or read, becomes a :class:`StoreError` (one line for the user)."""
+        try:
+            if self.path.is_dir():
+                raise StoreDamaged(self.path, "a directory, not a database file")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # EACCES, EROFS, ENOSPC on the folder: one line, not a traceback
+            raise self._os_error(err) from None
         try:
             # a long timeout: a second process waits for the first one's chunk to commit
             con = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from None
         try:
+            self._refuse_newer(con)  # before anything that could write to it
             con.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL never corrupts and loses no committed chunk when the process dies;
             # only an operating-system crash may drop the last chunks, which a rerun recomputes
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute("PRAGMA busy_timeout=120000")
-            if existed:
-                self._quick_check(con)
-            self._checked = True
+            self._check(con)
             yield con
         except sqlite3.Error as err:
             if isinstance(err, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
@@ -264,11 +310,87 @@ class TrialStore:
         finally:
             con.close()
 
-    def _quick_check(self, con) -> None:
-        """SQLite's structural check of the whole file (pages, b-trees, records' formats)."""
-        problems = [r[0] for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+    def _os_error(self, err: OSError) -> StoreError:
+        return StoreError(f"cannot use the trial store {self.path} ({os_error_line(err)})")
+
+    def _exists(self) -> bool:
+        try:
+            return self.path.exists() or self.path.is_symlink()
+        except OSError as err:  # a folder on the way that may not be read
+            raise self._os_error(err) from None
+
+    def _identity(self) -> tuple:
+        stat = os.stat(self.path)
+        return os.path.realpath(self.path), stat.st_dev, stat.st_ino
+
+    def _check(self, con) -> None:
+        """Once per process and file: the format's version, the whole file's integrity, and
+        (an unstamped store) that its records can be verified; then stamp the version.
+
+        Raises
+        ------
+        StoreMismatch
+            A store of a newer format, or an unstamped one with records without checksums.
+        StoreDamaged
+            ``integrity_check`` finds a fault.
+        """
+        identity = self._identity()
+        if identity in _CHECKED:
+            return
+        version = self._refuse_newer(con)
+        tables = self._tables(con)
+        if tables:
+            self._integrity_check(con)
+        if version < STORE_VERSION:
+            self._upgrade(con, version)
+        _CHECKED.add(identity)
+
+    def _refuse_newer(self, con) -> int:
+        """The store's format version; a newer one than this code's is refused (its tables may
+        mean other things; writing to it could damage it for the code that made it)."""
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version > STORE_VERSION:
+            raise StoreMismatch(self.path, f"was written by a newer labeldp-sim (store format version "
+                                f"{version}; this one reads versions up to {STORE_VERSION})",
+                                "run that newer version on it, or move it aside or delete it to recompute "
+                                "with this one")
+        return version
+
+    @staticmethod
+    def _tables(con) -> list:
+        return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                          "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+
+    def _integrity_check(self, con) -> None:
+        """SQLite's full check of the file: pages, b-trees, records' formats, and every index
+        against its table (``quick_check`` skips the last: a garbled primary-key index passes it,
+        hides stored records from the load and lets their duplicates in)."""
+        problems = [r[0] for r in con.execute("PRAGMA integrity_check(3)").fetchall()]
         if problems != ["ok"]:
-            raise StoreDamaged(self.path, _one_line("SQLite quick_check: " + "; ".join(problems)))
+            raise StoreDamaged(self.path, _one_line("SQLite integrity_check: " + "; ".join(problems)))
+
+    def _upgrade(self, con, version: int) -> None:
+        """Stamp an unstamped (version 0) or new store with :data:`STORE_VERSION`, in one
+        transaction: refused if a record table lacks ``row_sha`` (its records cannot be
+        verified: reusing them would trust them blindly, and checksumming them now would
+        bless whatever an edit left); an old ``runs`` table gains ``host`` and ``pid``."""
+        with _migration(con):
+            if con.execute("PRAGMA user_version").fetchone()[0] >= STORE_VERSION:
+                return  # another process stamped it meanwhile
+            for table in self._tables(con):
+                columns = self._table_columns(con, table)
+                if table == "runs":
+                    for column in ("host", "pid"):
+                        if column not in columns:
+                            con.execute(f"ALTER TABLE runs ADD COLUMN {column} "
+                                        f"{'INTEGER' if column == 'pid' else 'TEXT'}")
+                elif CHECK_COLUMN not in columns:
+                    rows = con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()[0]
+                    raise StoreMismatch(
+                        self.path, f"was written by an older labeldp-sim (store format version {version}): "
+                        f"its table {table} holds {rows:,} record{'' if rows == 1 else 's'} without a checksum "
+                        f"({CHECK_COLUMN}), which cannot be verified")
+            con.execute(f"PRAGMA user_version = {STORE_VERSION}")
 
     def _ensure(self, con, schema: Schema) -> None:
         if schema.name in self._ready:  # once per store object, not once per chunk
@@ -282,35 +404,36 @@ class TrialStore:
                     "config_key TEXT, git_commit TEXT, code_fingerprint TEXT, started TEXT, "
                     "finished TEXT, status TEXT, wanted INTEGER, reused INTEGER, computed INTEGER, "
                     "host TEXT, pid INTEGER)")
-        if CHECK_COLUMN not in self._table_columns(con, schema.name):
-            self._adopt(con, schema)
-        missing = [c for c in ("host", "pid") if c not in self._table_columns(con, "runs")]
-        if missing:
-            with _migration(con):
-                for column in missing:
-                    if column not in self._table_columns(con, "runs"):  # another process may have
-                        con.execute(f"ALTER TABLE runs ADD COLUMN {column} "
-                                    f"{'INTEGER' if column == 'pid' else 'TEXT'}")
+        self._conforms(con, schema.name, _expected(schema))
+        self._conforms(con, "runs", {(c, "INTEGER" if c in _RUN_INTEGERS else "TEXT", int(c == "run_id"))
+                                     for c in RUN_COLUMNS})
         self._ready.add(schema.name)
+
+    def _conforms(self, con, table: str, expected: set) -> None:
+        """The table has exactly the columns, types and primary key this code creates, or the
+        store is refused: an INSERT would fail on a missing column, a table without ``row_sha``
+        (dropped after an edit) would hand back records nothing verifies, and one without its
+        primary key would take duplicates."""
+        found = {(name.lower(), kind.upper(), pk) for _, name, kind, _, _, pk in
+                 con.execute(f"PRAGMA table_info({_q(table)})")}
+        if found == expected:
+            return
+        names = {c[0] for c in found}
+        missing = sorted({c[0] for c in expected} - names)
+        extra = sorted(names - {c[0] for c in expected})
+        if CHECK_COLUMN in missing and table != "runs":
+            why = f"its records carry no checksum ({CHECK_COLUMN}) and cannot be verified"
+        elif missing or extra:
+            why = ", ".join(part for part in (f"lacks {', '.join(missing)}" if missing else "",
+                                             f"has {', '.join(extra)}" if extra else "") if part)
+        else:
+            why = "other column types or another primary key"
+        raise StoreMismatch(self.path, _one_line(f"does not match this labeldp-sim's store format "
+                                                 f"{STORE_VERSION}: table {table}: {why}"))
 
     @staticmethod
     def _table_columns(con, table: str) -> set:
         return {row[1] for row in con.execute(f"PRAGMA table_info({_q(table)})")}
-
-    def _adopt(self, con, schema: Schema) -> None:
-        """A table written before records carried checksums: check the whole file
-        (``integrity_check``, indexes included), then give each record its checksum."""
-        problems = [r[0] for r in con.execute("PRAGMA integrity_check(3)").fetchall()]
-        if problems != ["ok"]:
-            raise StoreDamaged(self.path, _one_line("SQLite integrity_check: " + "; ".join(problems)))
-        names = ", ".join(_q(c.sql) for c in schema.columns)
-        with _migration(con):
-            if CHECK_COLUMN not in self._table_columns(con, schema.name):  # another process may have
-                con.execute(f"ALTER TABLE {_q(schema.name)} ADD COLUMN {CHECK_COLUMN} TEXT")
-            rows = con.execute(f"SELECT rowid, {names} FROM {_q(schema.name)} "
-                               f"WHERE {CHECK_COLUMN} IS NULL").fetchall()
-            con.executemany(f"UPDATE {_q(schema.name)} SET {CHECK_COLUMN} = ? WHERE rowid = ?",
-                            [(_row_sha(row[1:]), row[0]) for row in rows])
 
     def exists(self) -> bool:
         return self.path.exists()
@@ -324,7 +447,7 @@ class TrialStore:
         microseconds a record); any fault raises :class:`StoreDamaged`: nothing
         is reused from a store that fails.
         """
-        if not self.path.exists() and not self.path.is_symlink():
+        if not self._exists():
             return self._empty(schema)
         with self._connect() as con:
             self._ensure(con, schema)
@@ -368,10 +491,11 @@ class TrialStore:
     def runs(self) -> pd.DataFrame:
         """The ``runs`` table: one row per run that wrote to this store.
 
-        ``status``: running, finished, interrupted, or killed (a run whose process
-        died without a word, noticed by a later run on the same host).
+        ``status``: running, finished, interrupted, failed (a store, disk, cluster or code
+        fault ended it), or killed (a run whose process died without a word, noticed by a
+        later run on the same host).
         """
-        if not self.path.exists():
+        if not self._exists():
             return pd.DataFrame()
         with self._connect() as con:
             cursor = con.execute("SELECT * FROM runs ORDER BY started, rowid")
@@ -439,7 +563,7 @@ class TrialStore:
         return run_id
 
     def finish_run(self, run_id: str, status: str, computed: int) -> None:
-        """``status``: finished or interrupted; ``computed``: the records this run inserted."""
+        """``status``: finished, interrupted or failed; ``computed``: the records this run inserted."""
         with self._connect() as con:
             checkpoint("store.finish_run")
             con.execute("UPDATE runs SET finished = ?, status = ?, computed = ? WHERE run_id = ?",
@@ -448,10 +572,20 @@ class TrialStore:
 
 @contextlib.contextmanager
 def locked(directory: Path, name: str = ".export.lock"):
-    """An exclusive ``flock`` on ``directory/name``: one run exports into a directory at a time."""
+    """An exclusive ``flock`` on ``directory/name``: one run exports into a directory at a time.
+
+    Raises
+    ------
+    FileError
+        The directory or its lock file cannot be created (EACCES, EROFS, ENOSPC...).
+    """
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / name, "a") as handle:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = open(directory / name, "a")
+    except OSError as err:
+        raise FileError(directory, err, _left(directory)) from err
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -465,6 +599,12 @@ def atomic_write(path: Path, write) -> None:
     The temporary name keeps the suffix, so writers that pick a format from it
     (matplotlib, pandas) still do.  Inside :func:`staged` for ``path``'s
     directory, the file waits in the staging folder and lands with the others.
+
+    Raises
+    ------
+    FileError
+        An ``OSError`` while writing (a full disk, no permission, a read-only file system):
+        one line naming ``path``; the temporary file is removed and ``path`` is as it was.
     """
     path = Path(path)
     stage = _STAGES.get(_dir_key(path.parent)) if _STAGES else None
@@ -476,9 +616,17 @@ def atomic_write(path: Path, write) -> None:
         write(tmp)
         _fsync_file(tmp)
         os.replace(tmp, path)
+    except FileError:
+        raise
+    except OSError as err:
+        raise FileError(path, err, "the file is left as it was") from err
     finally:
-        if tmp.exists():
+        with contextlib.suppress(OSError):  # nothing half-written stays behind, whatever the fault
             tmp.unlink()
+
+
+def _left(directory: Path) -> str:
+    return f"{directory} is left as it was"
 
 
 def _fsync_file(path: Path) -> None:
@@ -518,10 +666,15 @@ class _Stage:
         self.committed = False
 
     def add(self, name: str, write) -> None:
-        self.folder.mkdir(exist_ok=True)
         target = self.folder / name
-        write(target)
-        _fsync_file(target)
+        try:
+            self.folder.mkdir(exist_ok=True)
+            write(target)
+            _fsync_file(target)
+        except FileError:
+            raise
+        except OSError as err:  # the staging folder goes (staged's end): nothing of it lands
+            raise FileError(self.directory / name, err, _left(self.directory)) from err
         if name not in self.names:
             self.names.append(name)
         checkpoint("export.staged")
@@ -530,7 +683,8 @@ class _Stage:
         """Rename every staged file into place, with signals held: all or none.
 
         A manifest written first names them, so a ``kill -9`` between two renames
-        is finished by the next export of the directory (:func:`_recover`).
+        is finished by the next export of the directory (:func:`_recover`).  A fault
+        before the manifest is in place (a full disk) leaves the directory as it was.
         """
         if not self.names:
             return
@@ -539,17 +693,27 @@ class _Stage:
         with deferred():
             checkpoint("export.commit")
             tmp = manifest.with_name(f"{MANIFEST}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"folder": self.folder.name, "names": self.names}))
-            _fsync_file(tmp)
-            os.replace(tmp, manifest)
+            try:
+                tmp.write_text(json.dumps({"folder": self.folder.name, "names": self.names}))
+                _fsync_file(tmp)
+                os.replace(tmp, manifest)
+            except OSError as err:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise FileError(manifest, err, _left(self.directory)) from err
             _fsync_dir(self.directory)
-            for name in self.names:
-                os.replace(self.folder / name, self.directory / name)
-                checkpoint("export.renamed")
+            try:
+                for name in self.names:
+                    os.replace(self.folder / name, self.directory / name)
+                    checkpoint("export.renamed")
+            except OSError as err:  # renames need no space; the manifest lets the next export finish
+                raise FileError(self.directory / name, err, f"the next export to {self.directory} "
+                                "completes this one's") from err
             _fsync_dir(self.directory)
             self.committed = True
-            manifest.unlink()
-            self.folder.rmdir()
+            with contextlib.suppress(OSError):  # the files are in: leftovers go at the next export
+                manifest.unlink()
+                self.folder.rmdir()
 
 
 def _recover(directory: Path) -> None:
@@ -582,13 +746,19 @@ def staged(directory):
     nested block for the same directory joins the outer one.
     """
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FileError(directory, err, _left(directory)) from err
     key = _dir_key(directory)
     if key in _STAGES:
         yield _STAGES[key]
         return
     with locked(directory, ".staging.lock"):
-        _recover(directory)
+        try:
+            _recover(directory)
+        except OSError as err:
+            raise FileError(directory, err, _left(directory)) from err
         stage = _Stage(directory)
         _STAGES[key] = stage
         try:

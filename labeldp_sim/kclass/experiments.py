@@ -164,10 +164,7 @@ def validate_kclass(cfg) -> KClassSpec:
     check_memory(kclass_trial_needs(int(N), int(k), int(kc["n_test"]), max(int(K) for K in K_values),
                                     float(split), names), basics.runner, f"at K = {max(K_values)}")
     check_plan_size(len(K_values) * int(kc["trials"]) * len(names), "kclass.trials", kc["trials"], basics.runner)
-    parts = {"kind": "kclass", "experiment": basics.name, "sigma": sigma, "N": int(N), "k": int(k),
-             "eps": float(eps), "n_test": int(kc["n_test"]), "split": float(split),
-             "seed": basics.seed}
-    return KClassSpec.of(basics, parts, PACKAGES, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
+    return KClassSpec.of(basics, cfg, PACKAGES, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
                          k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
                          split=float(split), methods=names)
 
@@ -273,9 +270,7 @@ def validate_digits(cfg) -> DigitsSpec:
         raise ConfigError("digits.split", split, f"values with round(split*{train}) < {train} "
                           "(LP-2ST privatizes the rest of the training set in stage 2)")
     check_plan_size(len(eps) * int(splits) * len(names), "digits.splits", splits, basics.runner)
-    parts = {"kind": "digits", "k": int(k), "test_fraction": float(fraction), "split": float(split),
-             "seed": basics.seed}
-    return DigitsSpec.of(basics, parts, PACKAGES, eps=[float(e) for e in eps], splits=int(splits),
+    return DigitsSpec.of(basics, cfg, PACKAGES, eps=[float(e) for e in eps], splits=int(splits),
                          test_fraction=float(fraction), k=int(k), split=float(split), methods=names)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
+from ..core.reads import Unread
 
 __all__ = ["KClassKind", "DigitsKind"]
 
@@ -39,9 +40,17 @@ class _AccuracyKind(ExperimentKind):
 
     shared_lock = ".kclass_claims.lock"
     validator = plan_class = summarizer = writer = ""
+    point_keys: tuple = ()
 
     def validate(self, cfg):
         return _experiments(self.validator)(cfg)
+
+    def unkeyed(self, cfg) -> tuple:
+        # each record's seed key names its point and trial, and its key column the method
+        return tuple(f"{self.node}.{key}" for key in self.point_keys)
+
+    def unread(self, cfg, spec=None) -> dict:
+        return {"runner.path": Unread("the default (K-class trials draw every sample: they have no other path)")}
 
     def plan(self, spec):
         return _experiments(self.plan_class)(spec)
@@ -62,11 +71,13 @@ class _AccuracyKind(ExperimentKind):
 class KClassKind(_AccuracyKind):
     name = node = "kclass"
     validator, plan_class, summarizer, writer = "validate_kclass", "KClassPlan", "summarize_kclass", "write_kclass"
+    point_keys = ("K", "trials", "methods")
 
 
 class DigitsKind(_AccuracyKind):
     name = node = "digits"
     validator, plan_class, summarizer, writer = "validate_digits", "DigitsPlan", "summarize_digits", "write_digits"
+    point_keys = ("eps", "splits", "methods")
 
 
 register(KClassKind())

@@ -6,11 +6,13 @@ place its noise is drawn; the proofs are in the docstrings.  Each declares its
 ``parameters`` and its ``audit_cases``, whose recipes are in :mod:`labeldp_sim.kclass.audit`.
 
 These are simulation mechanisms, not for releasing real data.  RR and RRWithPrior
-compare float64 uniforms (a grid of 2^-53) with their keep probabilities, so ε is
-capped where the flip probability would round away
-(:data:`~labeldp_sim.privacy.protocols.LOG_ODDS_LIMIT`); ALIBI's floating-point
-Laplace noise leaks through its low-order bits (Mironov 2012), a limitation the
-audit measures and states.
+compare float64 uniforms (a grid of 2^-53) with their keep probabilities, so they
+draw with the grid-rounded probability ⌈p·2^53⌉/2^53, and ε is capped where the
+loss that rounding realises stays within 1e-9 of ε
+(:data:`~labeldp_sim.privacy.grid.RR_EPSILON_LIMIT` = 15.6, far below the edge of the
+grid at ln(2^52 − 1) ≈ 36.04, where it exceeds ε by up to 0.22); ALIBI's
+floating-point Laplace noise leaks through its low-order bits (Mironov 2012), a
+limitation the audit measures and states.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ConfigError, check
-from ..privacy.protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, LocalMechanism, _counts,
+from ..privacy.grid import RR_EPSILON_LIMIT
+from ..privacy.protocols import (LABEL_LOCAL, CubeSumMechanism, LocalMechanism, _counts,
                                  _require_K, audit_recipe, check_classes, check_finite, epsilon_parameter,
                                  laplace_sum, noise_scale, shown)
 
-# RR at K = 2 (and RRWithPrior's sets of two) flip with probability 1/(e^ε + 1), the smallest of any K
-_RR_LIMIT = ("beyond it the flip probability 1/(e^ε+1) of two classes is < 2^-52 and the keep "
-             "probability rounds to 1 in float64 (a report that never flips)")
+# RR at K = 2 (and RRWithPrior's sets of two) flip with probability 1/(e^ε + 1), the smallest of any K:
+# the keep probability's rounding onto the 2^-53 grid of uniforms moves the loss most there
+_RR_LIMIT = ("beyond it the flip probability 1/(e^ε+1) of two classes, drawn on the 2^-53 grid of uniforms, "
+             "realises a loss more than 1e-9 above ε")
 AUDIT = "labeldp_sim.kclass.audit"  # the recipes of these classes (imported by the audit only)
 
 __all__ = ["RandomizedResponse", "RRWithPrior", "ALIBI"]
@@ -36,8 +40,8 @@ class _RRBudget:
     """What RR and RRWithPrior state alike: label LDP, and an ε whose flip probability float64 keeps."""
 
     privacy = LABEL_LOCAL
-    max_epsilon, epsilon_limit = LOG_ODDS_LIMIT, _RR_LIMIT
-    parameters = {"epsilon": epsilon_parameter(LOG_ODDS_LIMIT, _RR_LIMIT)}
+    max_epsilon, epsilon_limit = RR_EPSILON_LIMIT, _RR_LIMIT
+    parameters = {"epsilon": epsilon_parameter(RR_EPSILON_LIMIT, _RR_LIMIT)}
 
 
 class RandomizedResponse(_RRBudget, CubeSumMechanism):
@@ -49,8 +53,12 @@ class RandomizedResponse(_RRBudget, CubeSumMechanism):
     As a cube mechanism the statistic is the per-cube count of each reported
     class; given n_lj it is Σ_j Multinomial(n_lj, M[j, ·]), drawn exactly.
 
-    ε ≤ LOG_ODDS_LIMIT ≈ 36.04: beyond it the keep probability rounds to 1 in
-    float64 for K = 2 and the report never flips; the constructor refuses it.
+    ε ≤ RR_EPSILON_LIMIT = 15.6 (:mod:`labeldp_sim.privacy.grid`): the report keeps y
+    when a uniform U = k·2^-53 is < the keep probability κ, so it keeps with
+    probability κ̃ = ⌈κ·2^53⌉/2^53, and the realised loss is ln(κ̃(K−1)/(1−κ̃)).  For
+    K = 2 the flip probability 1/(e^ε+1) carries a rounding error of up to 3·2^-54,
+    which moves the loss by ≈ 3·2^-54·e^ε: ≤ 1e-9 up to the cap, 0.22 near
+    ln(2^52 − 1) ≈ 36.04.  The constructor refuses a larger ε.
 
     Simulation mechanism, not for releasing real data (module docstring).
     """
@@ -96,7 +104,8 @@ class RRWithPrior(_RRBudget, LocalMechanism):
     output in the set has probability in [1/(e^ε+k*−1), e^ε/(e^ε+k*−1)] whatever y
     is, and outputs outside it have probability 0 for every y: ε-label LDP.
     The prior is an argument of :meth:`report`; it must not depend on the label.
-    ε ≤ LOG_ODDS_LIMIT, as for RR.
+    ε ≤ RR_EPSILON_LIMIT, as for RR: a set of k* = 2 is RR on two classes, and the
+    keep draw U < e^ε/(e^ε+k*−1) is rounded onto the same grid.
 
     Simulation mechanism, not for releasing real data (module docstring).
     """

@@ -31,6 +31,9 @@ __all__ = ["LOG_ODDS_LIMIT", "shown", "check_finite", "check_classes", "check_re
 # (a = ε for RR, ε/2 for a RAPPOR bit, the weight for the exponential mechanism); a ≤ this limit
 # keeps it ≥ 2^-52, two grid steps.  No log-space form helps: the samplers compare a uniform
 # with the keep probability itself, and drawing the flip instead would change every draw.
+# This is the edge of the grid, not where the claim holds: near it the rounding of p onto the
+# grid moves the realised loss well above ε, so RR and RAPPOR cap ε lower, where it stays within
+# 1e-9 (labeldp_sim.privacy.grid: RR_EPSILON_LIMIT, RAPPOR_EPSILON_LIMIT).
 LOG_ODDS_LIMIT = math.log(2.0 ** 52 - 1)  # ≈ 36.04
 
 class _Shown(str):

@@ -41,8 +41,9 @@ class is refused when it is defined.
 line that names the argument (a :class:`~labeldp_sim.core.errors.ConfigError`, a ``ValueError``):
 labels that are not integers in 0..K−1, cube indices outside 0..n_cells−1, NaN
 or ±inf in labels, arrays of the wrong shape, and an ε whose probabilities
-float64 cannot represent (:data:`LOG_ODDS_LIMIT`) or whose noise scale
-overflows.  The checks are O(n) numpy reductions and return the arrays as given
+float64 cannot represent (:data:`LOG_ODDS_LIMIT`), whose draws on the grid of
+uniforms would realise a loss above ε (:mod:`labeldp_sim.privacy.grid`), or whose
+noise scale overflows.  The checks are O(n) numpy reductions and return the arrays as given
 (no copy, no change of dtype) and draw nothing, so a valid call draws exactly
 the numbers it drew before the checks existed.
 
@@ -52,7 +53,8 @@ about.  Floating-point Laplace noise leaks through its low-order bits
 (Mironov 2012): the set of floats ``location + noise`` can take depends on the
 location, so an event on the last mantissa bit tells neighbours apart far beyond
 e^ε.  Samplers that compare a uniform with a probability realise it on the grid
-of 2^-53 that uniforms live on.  ``labeldp-sim audit`` measures the low-bit leak
+of 2^-53 that uniforms live on (⌈p·2^53⌉/2^53); RR and RAPPOR cap ε where the loss
+that realises stays within 1e-9 of ε (:mod:`labeldp_sim.privacy.grid`).  ``labeldp-sim audit`` measures the low-bit leak
 of every Laplace-based mechanism and reports it as a known, stated limitation;
 to release data, use a floating-point-safe library (e.g. OpenDP's discrete
 Laplace).

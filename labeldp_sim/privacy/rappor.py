@@ -2,9 +2,10 @@
 papers/002 (its "vector approximation") use, so it sits below both paper packages.
 
 A simulation mechanism, not for releasing real data: its bits come from comparing
-float64 uniforms (a grid of 2^-53) with p and q, and ε is capped where 1 − p
-would round away (:data:`~labeldp_sim.privacy.protocols.LOG_ODDS_LIMIT`); see
-:mod:`labeldp_sim.privacy.protocols` for the floating-point limitation.
+float64 uniforms (a grid of 2^-53) with p and q, so they realise the grid-rounded
+⌈p·2^53⌉/2^53 and ⌈q·2^53⌉/2^53, and ε is capped where the loss that rounding
+realises stays within 1e-9 of ε (:data:`~labeldp_sim.privacy.grid.RAPPOR_EPSILON_LIMIT`);
+see :mod:`labeldp_sim.privacy.protocols` for the floating-point limitation.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import numpy as np
 
 from ..core.choice_law import ChoiceLaw
 from ..core.errors import check
-from .protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, _require_K, audit_recipe, check_classes,
-                        epsilon_parameter)
+from .grid import RAPPOR_EPSILON_LIMIT
+from .protocols import LABEL_LOCAL, CubeSumMechanism, _require_K, audit_recipe, check_classes, epsilon_parameter
 
-__all__ = ["RAPPOR", "bit_sums"]
+__all__ = ["RAPPOR", "bit_sums", "RAPPOR_LIMIT"]
+
+# why RAPPOR and joint RAPPOR refuse a larger ε (the refusal's one line says it)
+RAPPOR_LIMIT = ("beyond it 1 − p = 1/(e^(ε/2)+1), drawn on the 2^-53 grid of uniforms in each of the two bits "
+                "that differ, realises a loss more than 1e-9 above ε")
 
 
 def bit_sums(bits, cells, n_cells):
@@ -54,16 +59,24 @@ class RAPPOR(CubeSumMechanism):
     Sufficient statistic: given n_lj, S_lj = Bin(n_lj, p) + Bin(n_l − n_lj, q)
     independently over (l, j), the exact law of (12).
 
-    ε ≤ 2·LOG_ODDS_LIMIT ≈ 72.1: beyond it 1 − p < 2^-52 and p rounds to 1 in
-    float64, a bit that never flips (an infinite loss); the constructor refuses it.
+    ε ≤ RAPPOR_EPSILON_LIMIT = 29.82 (:mod:`labeldp_sim.privacy.grid`): a bit is
+    1{U < p} or 1{U < q} with U = k·2^-53, so it is 1 with probability p̃ = ⌈p·2^53⌉/2^53
+    (q̃ likewise), and the realised loss is
+    ln(p̃/q̃) + ln((1 − q̃)/(1 − p̃)) (bit y at 1, bit y' at 0).  1 − p̃ carries a
+    rounding error of up to 3·2^-54, which moves a bit's log-odds by
+    ≈ 3·2^-54·e^(ε/2); the cap bounds both bits' errors together by 1e-9 (a
+    conservative bound: q̃ = ⌈q·2^53⌉/2^53 is rounded up, which lowers ln(p̃/q̃), so
+    the realised loss stays below ε over the audit's sweep up to the cap).  Near
+    the edge of the grid, 2·ln(2^52 − 1) ≈ 72.1, the realised loss exceeds ε by up
+    to 0.04.  The constructor refuses a larger ε.
 
     Simulation mechanism, not for releasing real data (module docstring).
     """
 
     name = "rappor"
     privacy = LABEL_LOCAL
-    max_epsilon = 2 * LOG_ODDS_LIMIT
-    epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
+    max_epsilon = RAPPOR_EPSILON_LIMIT
+    epsilon_limit = RAPPOR_LIMIT
     parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit)}
     audit_cases = audit_recipe("labeldp_sim.privacy.audit.rappor_audit", "rappor_audit")
 

@@ -13,23 +13,35 @@ from itertools import product
 
 import numpy as np
 
-from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, Careless, Case, Recipe, _log_ratio, bits_code,
-                             bits_loss, builds, calls, T)
+from ..privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, _log_ratio,
+                             bits_code, bits_loss, builds, calls, T)
 from ..privacy.audit.mutants import full_eps_bits
-from ..privacy.protocols import CubeData
+from ..privacy.grid import grid_probability
+from ..privacy.protocols import LOG_ODDS_LIMIT, CubeData
 from .mechanisms import ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean, LaplaceLabel
 
-__all__ = ["laplace_release_loss", "joint_rappor_audit", "exponential_audit", "laplace_audit",
-           "laplace_cube_audit", "joint_laplace_audit"]
+__all__ = ["laplace_release_loss", "joint_rappor_realised_loss", "joint_rappor_audit", "exponential_audit",
+           "laplace_audit", "laplace_cube_audit", "joint_laplace_audit"]
+
+
+def _joint_rappor_losses(mech: JointRAPPOR, realised: bool):
+    for n_cells, K in product((1, 2, 3), (2, 3)):
+        cells, y = np.repeat(np.arange(n_cells), K), np.tile(np.arange(K), n_cells)
+        P = mech.bit_probabilities(y, K, cells, n_cells)
+        yield bits_loss(grid_probability(P) if realised else P)
+
+
+def joint_rappor_realised_loss(mech: JointRAPPOR) -> float:
+    """The loss :meth:`JointRAPPOR.report` realises on the 2^-53 grid: each bit is 1{U < p} (own pair) or
+    1{U < q}, so 1 with probability ⌈P·2^53⌉/2^53; :func:`bits_loss` of those, all (cube, label) pairs,
+    C ∈ {1,2,3} cubes, K ∈ {2,3}."""
+    return max(_joint_rappor_losses(mech, realised=True))
 
 
 def _joint_rappor_exact(mech: JointRAPPOR):
-    losses = []
-    for n_cells, K in product((1, 2, 3), (2, 3)):
-        cells, y = np.repeat(np.arange(n_cells), K), np.tile(np.arange(K), n_cells)
-        losses.append(bits_loss(mech.bit_probabilities(y, K, cells, n_cells)))
-    return max(losses), ("per-bit worst ratio of bit_probabilities, all (cube, label) pairs, "
-                         "C ∈ {1,2,3} cubes, K ∈ {2,3}")
+    return max(max(_joint_rappor_losses(mech, realised=False)), joint_rappor_realised_loss(mech)), (
+        "per-bit worst ratio of bit_probabilities and of their rounding onto the 2^-53 grid (what report "
+        "realises), all (cube, label) pairs, C ∈ {1,2,3} cubes, K ∈ {2,3}")
 
 
 EXP_RANGE = 8  # count vectors enumerated over [0, EXP_RANGE]^K
@@ -274,6 +286,12 @@ class _MutantFullEpsJointRAPPOR(JointRAPPOR):
         full_eps_bits(self)
 
 
+class _MutantEdgeCapJointRAPPOR(JointRAPPOR):
+    """Fixture: joint RAPPOR capped at the edge of the grid, 2·ln(2^52 − 1) ≈ 72.09."""
+
+    max_epsilon = 2 * LOG_ODDS_LIMIT
+
+
 class _MutantFullWeightExponential(ExponentialMechanism):
     """Fixture: weights exp(ε n_lj) instead of exp(ε n_lj/2) (sup loss 2ε)."""
 
@@ -290,6 +308,8 @@ class _MutantHalfCountJointLaplace(JointLaplace):
         self.count_scale /= 2
 
 
+JOINT_RAPPOR_CAP_METHOD = ("per-bit worst ratio of bit_probabilities rounded onto the 2^-53 grid, "
+                           "C ∈ {1,2,3} cubes, K ∈ {2,3}")
 JOINT_RAPPOR = Recipe(FULL_NB + " (cube and label)", "(cube 0, y 0) vs (cube 1, y 1), 2 cubes, K = 2",
                       _joint_rappor_exact, _draw_joint_rappor)
 EXPONENTIAL = Recipe("label neighbours: one label changed in a cube, counts n_l fixed",
@@ -334,7 +354,11 @@ def joint_rappor_audit(eps) -> AuditCases:
          Careless("joint_rappor: cell n_cells", joint, joint_report([0], [2]), "cells",
                   "cube index 2 with n_cells = 2"),
          Careless("joint_rappor: label 0.5", joint, joint_report([0.5], [0]), "y", "y = 0.5, K = 2"),
-         Careless("joint_rappor: ε = 80", JointRAPPOR, builds(80.0), "epsilon", "ε = 80: p rounds to 1 in float64")])
+         Careless("joint_rappor: ε = 80", JointRAPPOR, builds(80.0), "epsilon", "ε = 80: p rounds to 1 in float64")],
+        [CapCheck("joint_rappor: ε cap", JointRAPPOR, joint_rappor_realised_loss, 2, JOINT_RAPPOR_CAP_METHOD),
+         CapCheck("joint_rappor: ε cap at the edge of the grid", _MutantEdgeCapJointRAPPOR,
+                  joint_rappor_realised_loss, 2, JOINT_RAPPOR_CAP_METHOD, "joint_rappor: ε cap",
+                  "max_epsilon = 2·ln(2^52 − 1) ≈ 72.09, the edge of the grid (1 − p ≥ 2^-52)")])
 
 
 def exponential_audit(eps) -> AuditCases:

@@ -320,7 +320,8 @@ class CubeMean(_BandwidthTuned):
         r"""E (9) of each column, exactly: with P(B_r) = μ, I_r = ∫_{B_r} η, J_r = ∫_{B_r} η²,
 
             E Σ_r (μ η̂_r² − 2 η̂_r I_r + J_r)
-              = b2 (α0² + α1² Π) + b1 β0 + b0 − 2 a α1 Π + ∫η²,
+              = b2 (α0² + α1² Π) + b1 β0 + b0 − 2 a α1 Π + ∫η²
+              = b2 α0² + ((a α1 − 1)² + α1² (b2 − a²)) Π + b1 β0 + b0 + (∫η² − Π),
 
         Π = Σ_r E_v I_r²/μ (the projection, :meth:`~.families.regression._RegressionBump.sign_averaged_cubes`),
         (a, b2, b1, b0) the mechanism's :class:`~labeldp_sim.privacy.protocols.CubeMeanMoments` over the
@@ -333,8 +334,12 @@ class CubeMean(_BandwidthTuned):
             mom = _cube_mean_moments(c.mechanism, N, G_est, d)
             a0, a1, b0_label, _ = family.clipped_label_moments(G_inst, mom.T)
             eta2, proj = family.sign_averaged_cubes(G_inst, G_est)
-            risks.append(float(mom.b2 * (a0 ** 2 + a1 ** 2 * proj) + mom.b1 * b0_label + mom.b0
-                               - 2 * mom.a * a1 * proj + eta2))
+            # ∫η² − Π (the bias) is tiny beside both when G_est ≫ G_inst: taken from the family's
+            # cancellation-free form, and the Π terms grouped as ((a α1 − 1)² + α1² (b2 − a²)) Π
+            bias = (family.sign_averaged_bias(G_inst, G_est) if hasattr(family, "sign_averaged_bias")
+                    else eta2 - proj)
+            spread = (mom.a * a1 - 1.0) ** 2 + a1 ** 2 * (mom.b2 - mom.a ** 2)
+            risks.append(float(mom.b2 * a0 ** 2 + spread * proj + mom.b1 * b0_label + mom.b0 + bias))
         return risks
 
     def tuned_risks(self, instance, point, columns, draws) -> list:

@@ -19,7 +19,8 @@ from ..core.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, Runn
                            check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
                            root_value, validate_common)
 from ..core.errors import ConfigError, check, first_line, is_int, is_number
-from ..core.provenance import config_key
+from ..core.kinds import get_kind
+from ..core.reads import settings_key
 from ..core.sweeps import Rule, sweep_mapping, sweep_values
 from .groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
                      clip_level, code_packages, group_class, mismatch, probe_mechanism)
@@ -348,17 +349,13 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         check(not too_big, "runner.path", path,
               f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
 
-    # everything that determines a trial's numbers apart from its grid point and replicate
-    parts = {group: nodes[group] for group in OBJECT_GROUPS}
-    parts["seed"] = basics.seed
-    parts["cell"] = cell.name
     packages = code_packages(classes)
     exp = Experiment(
         name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
         estimator=estimator, points=points, reps=int(grid["reps"]),
         reps_per_d=dict(grid["reps_per_d"]),
         seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
-        config_key=config_key(parts, packages), packages=packages,
+        config_key=settings_key(cfg, get_kind("rates").for_spec(cfg, None), packages), packages=packages,
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )

@@ -94,12 +94,13 @@ def clip_level(mech_node: dict, distribution, h: float):
         return None
     T = mech_node["T"]
     if T is None or T == "theory":
+        # checked even where bounded labels make it unused: a bad value is never accepted silently
+        scale = mech_node.get("T_scale", 1.0)
+        check(is_number(scale) and scale > 0, "mechanism.T_scale", scale, "a finite number > 0")
         bound = getattr(distribution, "label_bound", None)
         if bound is not None:
             return bound
         check(T is not None, "mechanism.T", None, "a clipping level > 0 or 'theory' (labels are not bounded)")
-        scale = mech_node.get("T_scale", 1.0)
-        check(is_number(scale) and scale > 0, "mechanism.T_scale", scale, "a finite number > 0")
         return float(scale) * distribution.tail_clip(h)
     check(is_number(T) and float(T) > 0, "mechanism.T", T, "a clipping level > 0 or 'theory'")
     return float(T)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
+from ..core.reads import Unread
 from ..core.report import write_figure
 from ..core.store import atomic_write, staged
 
@@ -35,6 +36,20 @@ class RatesKind(ExperimentKind):
 
     def for_spec(self, cfg, spec) -> ExperimentKind:
         return _LAW_FREE if cfg.get("mode", "law_tied") == "law_free" else self
+
+    def reads(self, cfg) -> tuple:
+        return tuple(key for key in super().reads(cfg) if key != "law_free")
+
+    def unkeyed(self, cfg) -> tuple:
+        # a point's streams are named by its requested (axis, d, N, ε) and replicate (TablePoint.id)
+        return ("grid",)
+
+    def unread(self, cfg, spec=None) -> dict:
+        unread = {"law_free": Unread("the default (law_free.* is read with mode=law_free only)")}
+        if spec is not None and all(spec.trial_path(pt) == "exact" for pt in spec.points):
+            for key in ("grid.reps", "grid.reps_per_d"):
+                unread[key] = Unread("one exact expected risk per point on the exact path", refuse=False)
+        return unread
 
     def plan(self, spec):
         from .sweep import SweepPlan
@@ -75,6 +90,27 @@ class _LawFreeRates(RatesKind):
 
     def for_spec(self, cfg, spec) -> ExperimentKind:
         return self
+
+    def reads(self, cfg) -> tuple:
+        return ExperimentKind.reads(self, cfg)
+
+    def unkeyed(self, cfg) -> tuple:
+        return ("law_free.window_decades",)  # the span of the fit's windows: it reads the entries, makes none
+
+    def unread(self, cfg, spec=None) -> dict:
+        reps = "the default (with mode=law_free, replicates per matrix entry are law_free.reps)"
+        unread = {"grid.reps": Unread(reps), "grid.reps_per_d": Unread(reps),
+                  "grid.d": Unread("the default (with mode=law_free, the dimensions are law_free.d)")}
+        if cfg.law_free.get("sweeps") is not None:
+            unread["grid.sweeps"] = Unread("the default (this job's law_free.sweeps replace grid.sweeps)")
+        if spec is not None:
+            if spec.exact:
+                unread["law_free.reps"] = Unread("the entries are exact expectations, one per entry", refuse=False)
+            if spec.T_grid == (None,):
+                unread["law_free.T_range"] = Unread("only heavy-tailed cells search a clip level", refuse=False)
+            if spec.exp.estimator.tuning != "k":
+                unread["law_free.n_test"] = Unread("only kNN cells integrate over test points", refuse=False)
+        return unread
 
     def shared_dir(self, spec) -> Path:
         return Path(spec.results_dir)  # Table I's lock: the law-tied runs refresh table1.md too

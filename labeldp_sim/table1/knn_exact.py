@@ -116,7 +116,9 @@ ETA2 = 3.0 / 8.0        # ∫_0^1 sin⁴(πX) dX: E_v η² per axis, in units of
 def _sin2(t):
     """sin²(πt), reduced to the column first (precision at X ~ 10^6)."""
     t = np.asarray(t, dtype=float)
-    return np.sin(np.pi * (t - np.floor(t))) ** 2
+    f = t - np.floor(t)
+    # sin²(πf) = sin²(π(1 − f)): the distance to the nearer column edge keeps f → 1⁻ precise (sin near π)
+    return np.sin(np.pi * np.minimum(f, 1 - f)) ** 2
 
 
 def _J(a, b):
@@ -132,6 +134,7 @@ def _J(a, b):
     x_minus_sin = np.where(np.abs(x) < 0.1, series, x - np.sin(x))
     mid = a + b
     mid = mid - 2 * np.floor(mid / 2)
+    mid = np.minimum(mid, 2 - mid)  # sin²(πm/2) is symmetric about m = 1: mid → 2⁻ is sin near π otherwise
     return x_minus_sin / (2 * np.pi) + np.sin(x) * np.sin(np.pi * mid / 2) ** 2 / np.pi
 
 

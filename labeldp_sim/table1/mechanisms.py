@@ -33,7 +33,8 @@ from ..privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_
                                  CentralMechanism, CubeMeanMoments, CubeSumMechanism, NoisyLabel, _require_K,
                                  check_cells, mean_of_n_labels,
                                  audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
-from ..privacy.rappor import RAPPOR
+from ..privacy.grid import RAPPOR_EPSILON_LIMIT
+from ..privacy.rappor import RAPPOR, RAPPOR_LIMIT
 from .noisy_ratio import floored_ratio_moments
 
 __all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
@@ -67,7 +68,9 @@ class JointRAPPOR(CubeSumMechanism):
 
     Sufficient statistic: S_lj = Bin(n_lj, p) + Bin(N − n_lj, q).
 
-    ε ≤ 2·LOG_ODDS_LIMIT ≈ 72.1, as for RAPPOR: beyond it p rounds to 1 in float64.
+    ε ≤ RAPPOR_EPSILON_LIMIT = 29.82, as for RAPPOR: the bits are drawn the same way
+    (U < p at the own pair, U < q elsewhere, U on the 2^-53 grid), and two bits differ
+    between neighbours.
 
     Simulation mechanism, not for releasing real data (module docstring).
     """
@@ -75,8 +78,8 @@ class JointRAPPOR(CubeSumMechanism):
     name = "joint_rappor"
     privacy = FULL_LOCAL
     needs_cells = True
-    max_epsilon = 2 * LOG_ODDS_LIMIT
-    epsilon_limit = "beyond it 1 − p = 1/(e^(ε/2)+1) < 2^-52 and p rounds to 1 in float64 (a bit that never flips)"
+    max_epsilon = RAPPOR_EPSILON_LIMIT
+    epsilon_limit = RAPPOR_LIMIT
     parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit), "chunk": CHUNK}
     audit_cases = audit_recipe(AUDIT, "joint_rappor_audit")
 
@@ -147,10 +150,17 @@ class ExponentialMechanism(CentralMechanism):
     two compose to ε (Theorem 13).  The other cubes' releases do not change.
 
     Sampling uses the Gumbel-max trick: argmax_j(ε' n_lj + Gumbel) has exactly
-    the law (17).  numpy's Gumbel draws come from float64 uniforms and lie in
-    about [−3.6, 36.7], so a class whose weighted score trails by more than
-    ≈ 40.3 is never chosen: ε' ≤ LOG_ODDS_LIMIT ≈ 36.04 keeps a class one count
-    behind at probability ≥ 2^-52; the constructor refuses a larger ε.
+    the law (17).  numpy's Gumbel draws are −ln(−ln U) with U = 1 − k·2^-53 on the
+    grid of uniforms, so they lie in [−3.604, 36.737], and a class whose weighted
+    score trails by more than ≈ 40.34 is never chosen: ε' ≤ LOG_ODDS_LIMIT ≈ 36.04
+    keeps a class one count behind at probability ≥ 2^-52; the constructor refuses
+    a larger ε.  No cap on ε makes the drawn law ε-DP, unlike the grid caps of RR
+    and RAPPOR (:mod:`labeldp_sim.privacy.grid`): at every ε' the count gaps g with
+    ε' g < 40.34 ≤ ε' (g + 2) — a label moved in a cube of ~80 samples at ε = 1 —
+    give a class drawn with a positive probability under one neighbour and never
+    under the other, an unbounded realised loss.  Like the low-order bits of
+    Laplace noise, a limitation of this simulation mechanism (the audit's exact
+    check enumerates counts up to 8, where the tail is far from the grid's edge).
 
     Simulation mechanism, not for releasing real data (module docstring).
     """

@@ -34,15 +34,17 @@ keys.  Clip levels of one G_est share that G_est's data draw.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from ..core.components import import_class
-from ..core.config import PER_SAMPLE_MAX_N, config_node
+from ..core.config import CONF_DIR, PER_SAMPLE_MAX_N, config_node
 from ..core.errors import ConfigError, check, is_int, is_number
 from ..core.memory import Need, check_memory, check_plan_size
-from ..core.provenance import config_key
+from ..core.kinds import get_kind
+from ..core.reads import settings_key
 from ..core.sweeps import sweep_values
 from .estimators import Estimator
 from .experiment import (DIMENSIONS, Experiment, _relevant_cubes, build_experiment, d_mapping, trial_needs,
@@ -169,13 +171,28 @@ class LawFreeSpec:
                       None if T is None else float(T))
 
 
+PER_OCTAVE_MAX = 24
+
+
+@lru_cache(maxsize=1)
+def _packaged_law_free() -> dict:
+    """The d keys of law_free.G_max and law_free.refine in the packaged root config (None: a number,
+    which covers every d)."""
+    node = OmegaConf.load(CONF_DIR / "config.yaml").law_free
+    return {name: {int(k) for k in node[name]} if isinstance(node[name], DictConfig) else None
+            for name in ("G_max", "refine")}
+
+
 def _law_free_settings(cfg) -> dict:
     node = config_node(cfg, "law_free", LAW_FREE_KEYS, required=LAW_FREE_KEYS)
     d = sweep_values("law_free.d", node["d"], DIMENSIONS, "law_free.d=[1,2]")
     check(is_int(node["reps"]) and node["reps"] >= 4 and node["reps"] % 2 == 0, "law_free.reps",
           node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
-    check(is_int(node["per_octave"]) and node["per_octave"] >= 2, "law_free.per_octave",
-          node["per_octave"], "an integer >= 2 (grid points per factor 2; the maximum must be located)")
+    # each matrix is (instances × tunings), both grids per_octave points per factor 2: the work grows
+    # as per_octave², and 24 (8× the default) already resolves an optimum to 3 % of its scale
+    check(is_int(node["per_octave"]) and 2 <= node["per_octave"] <= PER_OCTAVE_MAX, "law_free.per_octave",
+          node["per_octave"], f"an integer in [2, {PER_OCTAVE_MAX}] (grid points per factor 2; the maximum must "
+          "be located, and the matrices grow as its square)")
     refine_ok, refine_allowed = (lambda v: is_int(v) and 1 <= v <= 64), \
         "an integer in [1, 64] (the refined oracle grid is that many times denser; 1: no refinement)"
     refine = node["refine"]
@@ -187,9 +204,17 @@ def _law_free_settings(cfg) -> dict:
     G_max = node["G_max"]
     check(isinstance(G_max, dict), "law_free.G_max", G_max, "a mapping d -> integer >= 2 (e.g. {1: 2048, 2: 64})")
     G_max = d_mapping(G_max, "law_free.G_max", lambda v: is_int(v) and v >= 2, "an integer >= 2")
+    packaged = _packaged_law_free()
     for dim in d:
-        check(dim in G_max, "law_free.G_max", G_max, f"a cap for every law_free.d (missing d = {dim})")
-        check(dim in refine, "law_free.refine", node["refine"], f"a factor for every law_free.d (missing d = {dim})")
+        # a d the packaged mappings have too: the user's mapping dropped it; else the user's d is new
+        for name, mapping, allowed in (("G_max", G_max, "integer >= 2"), ("refine", refine, "integer in [1, 64]")):
+            if dim in mapping:
+                continue
+            if packaged[name] is None or dim in packaged[name]:
+                raise ConfigError(f"law_free.{name}", node[name], f"an entry for every law_free.d (missing d = {dim})")
+            raise ConfigError("law_free.d", node["d"], f"dimensions with an entry in law_free.{name} "
+                              f"({', '.join(map(str, sorted(mapping)))}); for d = {dim} add one: "
+                              f"+law_free.{name}.{dim}=<{allowed}>")
     T_range = node["T_range"]
     check(isinstance(T_range, list) and len(T_range) == 2 and all(is_number(t) and t > 0 for t in T_range)
           and T_range[0] < T_range[1], "law_free.T_range", T_range,
@@ -289,15 +314,11 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         for T in T_grid:
             mechanisms[(pt.id, T)] = (exp.mechanisms[pt.id] if T is None
                                       else build_object("mechanism", mech_node, epsilon=pt.eps, T=T))
-    margined = _searches_margins(job.distribution)
-    # the window span only reads the entries: changing it keeps them
-    searched = {k: v for k, v in settings.items() if k != "window_decades"}
-    key = config_key({"experiment": exp.config_key, "law_free": searched, "mode": "law_free",
-                      "shape": "linear_edge" if margined else None}, exp.packages)
     if exact:  # the T grid's mechanisms too must state their moments
         d_of = {pt.id: pt.d for pt in exp.points}
         exact = all(est.exact_for(exp.distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
-    key = config_key({"key": key, "exact": exact}, exp.packages) if exact else key
+    # the searched shape and the exact path follow from the settings and the code: both in the key
+    key = settings_key(cfg, get_kind("rates").for_spec(cfg, None), exp.packages)
     spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, special
 
 from .hadamard import fwht, hadamard_matrix
 
@@ -229,10 +229,12 @@ def clipped_normal_moments(mean, sd, T: float) -> tuple:
     mu, s = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
     a, b = (-T - mu) / s, (T - mu) / s
     Fa, Fb = special.ndtr(a), special.ndtr(b)
+    upper = special.ndtr(-b)  # 1 − Φ(β), not a difference from 1 (which is 0 past β ≈ 8.3)
     fa, fb = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi), np.exp(-0.5 * b * b) / math.sqrt(2 * math.pi)
-    inside = Fb - Fa
-    first = -T * Fa + T * (1 - Fb) + mu * inside + s * (fa - fb)
-    second = T * T * (Fa + 1 - Fb) + (mu * mu + s * s) * inside + s * ((mu - T) * fa - (mu + T) * fb)
+    # P(α < Z < β) from the tail it lies in: two upper tails when α > 0 (there Φ(β), Φ(α) both near 1)
+    inside = np.where(a > 0, special.ndtr(-a) - upper, Fb - Fa)
+    first = -T * Fa + T * upper + mu * inside + s * (fa - fb)
+    second = T * T * (Fa + upper) + (mu * mu + s * s) * inside + s * ((mu - T) * fa - (mu + T) * fb)
     return first, second
 
 

@@ -131,7 +131,7 @@ def _build(classes: dict, name, params: dict, name_key: str, prefix: str):
     """``classes[name](**params)`` (:func:`~labeldp_sim.core.components.instantiate`): the
     arguments checked against the class's declared ``parameters`` first, its own errors
     blamed on ``prefix.<argument>``."""
-    check(name in classes, name_key, name, sorted(classes))
+    check(isinstance(name, str) and name in classes, name_key, name, sorted(classes))  # [] is unhashable
     return instantiate(prefix, classes[name], params)
 
 
@@ -310,7 +310,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
         rate = params.pop("rate", None)
         listed = rate if isinstance(rate, list) and rate else [rate]
         for r in listed:
-            check(r in RATES, f"userlevel.estimators.{name}.rate", r,
+            check(isinstance(r, str) and r in RATES, f"userlevel.estimators.{name}.rate", r,
                   f"a rate of the registry, or a list of them (the first is the verdict's): {', '.join(sorted(RATES))}")
         built[name] = _build(classes, name, params, "userlevel.estimators", f"userlevel.estimators.{name}")
         rates[name] = [str(r) for r in listed]
@@ -333,9 +333,8 @@ def validate_userlevel(cfg) -> UserLevelSpec:
     _check_dimensions(family, str(fam_node["name"]), sweeps)
     _check_points(sweeps, built, family)
     _check_sizes(sweeps, built, path, int(trials), basics.runner)
-    parts = {"task": task, "family": fam_node, "estimators": est_node, "path": path, "seed": basics.seed}
     return UserLevelSpec.of(
-        basics, parts, PACKAGES, task=task, family=family, family_name=str(fam_node["name"]),
+        basics, cfg, PACKAGES, task=task, family=family, family_name=str(fam_node["name"]),
         family_params=fam_params, estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
         min_stage1_success=float(floor))
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.kinds import ExperimentKind, register
+from ..core.reads import Unread
+
+# user-level jobs take their path from their own node
+_RUNNER_PATH = {"runner.path": Unread("the default (user-level jobs read their path from their own node)")}
 
 __all__ = ["UserLevelKind"]
 
@@ -22,6 +26,13 @@ class UserLevelKind(ExperimentKind):
         from .experiments import validate_userlevel
 
         return validate_userlevel(cfg)
+
+    def unkeyed(self, cfg) -> tuple:
+        # a record's seed key names its point (n, m, ε, d) and trial; the floor only flags points in the fit
+        return ("userlevel.sweeps", "userlevel.d", "userlevel.trials", "userlevel.min_stage1_success")
+
+    def unread(self, cfg, spec=None) -> dict:
+        return dict(_RUNNER_PATH)
 
     def plan(self, spec):
         from .experiments import UserLevelPlan
@@ -72,6 +83,12 @@ class UserLevelLawFreeKind(ExperimentKind):
         from .law_free import validate_user_law_free
 
         return validate_user_law_free(cfg)
+
+    def unkeyed(self, cfg) -> tuple:
+        return ("userlevel_minimax.window_decades",)  # the fit's window span: it reads the entries
+
+    def unread(self, cfg, spec=None) -> dict:
+        return dict(_RUNNER_PATH)
 
     def plan(self, spec):
         from .law_free import UserLawFreePlan

@@ -147,7 +147,7 @@ def _searched(node: dict, key: str, classes: dict, what: str, eligible) -> tuple
     sub = node[key]
     check(isinstance(sub, dict) and "name" in sub, f"{NODE}.{key}", sub, f"a mapping with the {what}'s name")
     name = sub["name"]
-    check(name in classes, f"{NODE}.{key}.name", name, sorted(classes))
+    check(isinstance(name, str) and name in classes, f"{NODE}.{key}.name", name, sorted(classes))
     check(eligible(classes[name]), f"{NODE}.{key}.name", name, sorted(k for k, c in classes.items() if eligible(c)))
     params = {k: v for k, v in sub.items() if k != "name"}
     instantiate(f"{NODE}.{key}", classes[name], params)
@@ -162,10 +162,11 @@ def _searched_grid(node: dict, key: str, cls, per_key="per_octave") -> tuple:
     declared = sorted(getattr(cls, "parameters", {}))
     check(name in declared, f"{NODE}.{key}.key", name, declared)
     grid_node = sub.get("values", {k: v for k, v in sub.items() if k != "key"})
-    values = sweep_values(f"{NODE}.{key}", _grid(grid_node, f"{NODE}.{key}", per_key, 2.0),
+    where = f"{NODE}.{key}.values" if "values" in sub else f"{NODE}.{key}"  # the key the user wrote
+    values = sweep_values(where, _grid(grid_node, where, per_key, 2.0),
                           Rule(lambda v: is_number(v) and v >= 0, "numbers >= 0", float))
     values = sorted(values)
-    check(len(values) <= MAX_GRID, f"{NODE}.{key}", f"{len(values)} values", f"at most {MAX_GRID} values")
+    check(len(values) <= MAX_GRID, where, f"{len(values)} values", f"at most {MAX_GRID} values")
     return str(name), values
 
 
@@ -219,7 +220,7 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     rates = node["rates"]
     rates = rates if isinstance(rates, list) and rates else [rates]
     for r in rates:
-        check(r in RATES, f"{NODE}.rates", r, f"rates of the registry: {', '.join(sorted(RATES))}")
+        check(isinstance(r, str) and r in RATES, f"{NODE}.rates", r, f"rates of the registry: {', '.join(sorted(RATES))}")
     dims = sweep_values(f"{NODE}.d", node["d"], AXIS_RULES["d"], "[1]")
     floor = node.get("min_stage1", 1000.0)
     check(is_number(floor) and floor > 0, f"{NODE}.min_stage1", floor, "a number > 0")
@@ -227,7 +228,7 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     check(is_number(window) and 0.3 <= window <= 10, f"{NODE}.window_decades", window, "a number in [0.3, 10]")
     sweeps = _sweeps(node, dims)
     spec = UserLawFreeSpec.of(
-        basics, {"node": node, "seed": basics.seed}, PACKAGES, task=task, family_name=family_name,
+        basics, cfg, PACKAGES, task=task, family_name=family_name,
         family_params=family_params, scale_key=scale_key, scales=scales, estimator_name=est_name,
         estimator_params=est_params, tuning_key=tuning_key, tunings=tunings, signs=signs, sweeps=sweeps,
         rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window))

@@ -49,7 +49,7 @@ from ..core.report import markdown_table, write_figure  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
 from ..core.windows import verdict_reason, window_fits, window_verdict  # noqa: E402
 from .report import BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict  # noqa: E402
-from .theory import RATES, expected_slope  # noqa: E402
+from .theory import RATES, expected_slope, rate_arguments  # noqa: E402
 
 __all__ = ["analyse", "write_law_free", "write_law_free_table", "WINDOW_DECADES", "LAW_FREE_DIR"]
 
@@ -120,8 +120,7 @@ def _axis_points(points: pd.DataFrame, spec) -> pd.DataFrame:
 
 
 def _fixed(spec, axis: str, frame: pd.DataFrame, d: int) -> dict:
-    fixed = {a: float(frame[a].iloc[0]) for a in AXES if a != axis}
-    return {**fixed, "d": d, **{k: v for k, v in spec.family_params.items() if k in ("beta", "gamma", "D")}}
+    return rate_arguments(spec.family_params, **{a: float(frame[a].iloc[0]) for a in AXES if a != axis}, d=d)
 
 
 def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -39,14 +39,13 @@ from ..core.fit import fit_slope, verdict  # noqa: E402
 from ..core.report import markdown_table, plot_rates, write_figure  # noqa: E402
 from ..core.store import atomic_write  # noqa: E402
 from ..core.windows import ols_slope  # noqa: E402
-from .theory import RATES, SLIPS, TABLE1_ROWS, expected_slope  # noqa: E402
+from .theory import RATES, SLIPS, TABLE1_ROWS, expected_slope, rate_arguments  # noqa: E402
 
 __all__ = ["summarize", "fit_userlevel", "write_userlevel", "write_table1", "TRIAL_COLUMNS"]
 
 TRIAL_COLUMNS = ["experiment", "config_key", "seed_key", "estimator", "family", "n", "m", "eps", "d",
                  "replicate", "error", "stage1_ok", "in_regime", "groups", "path", "seconds", "run_id",
                  "computed_by"]
-FAMILY_ARGS = ("p", "D", "M_p")
 AXIS_WORDS = {"n": "n (users)", "m": "m (samples per user)", "eps": "ε", "d": "d"}
 
 
@@ -105,9 +104,7 @@ def _row_verdict(row: dict) -> str:
 
 
 def _fixed(spec, row) -> dict:
-    fixed = {"n": row.n, "m": row.m, "eps": row.eps, "d": row.d}
-    fixed.update({k: float(v) for k, v in spec.family_params.items() if k in FAMILY_ARGS})
-    return fixed
+    return rate_arguments(spec.family_params, n=row.n, m=row.m, eps=row.eps, d=row.d)
 
 
 def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:

@@ -473,6 +473,23 @@ def get_rate(name: str) -> Rate:
 
 # --------------------------------------------------------------------------- slopes
 
+# The arguments of Rate.value a family can set: a family parameter of one of these names is the
+# rate's argument (Spike's p and M_p, Thm10Hard's beta and gamma, every mean family's D).
+FAMILY_RATE_ARGUMENTS = ("p", "D", "M_p", "beta", "gamma", "sigma2")
+
+
+def rate_arguments(family_params: Mapping, **point) -> dict:
+    """The arguments of :meth:`Rate.value` at ``point`` (``n``, ``m``, ``eps``, ``d``) for a family
+    built with ``family_params``: every family parameter the rates take, none dropped.
+
+    Examples
+    --------
+    >>> rate_arguments({"p": 4.0, "M_p": 2.0, "name": "x"}, n=10, d=1)
+    {'n': 10, 'd': 1, 'p': 4.0, 'M_p': 2.0}
+    """
+    return {**point, **{k: float(v) for k, v in family_params.items() if k in FAMILY_RATE_ARGUMENTS}}
+
+
 def expected_slope(rate, axis: str, values: Sequence[float],
                    fixed: Mapping[str, float] | None = None) -> float:
     r"""Local slope of the FULL stated rate over the fitted range.

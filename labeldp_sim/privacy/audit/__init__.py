@@ -58,6 +58,15 @@ says "refused", and "ACCEPTED" (the call ran) or "WRONG ERROR" (another
 exception: a traceback for the user, or a line naming another argument) fail the
 audit.
 
+**ε caps on the grid of uniforms** (:class:`CapCheck`, listed by each capped class's
+``audit_cases``): a mechanism that compares ``rng.random()`` — multiples of 2^-53 — with a
+probability p draws with probability ⌈p·2^53⌉/2^53 (:mod:`labeldp_sim.privacy.grid`), so the
+exact checks above compute RR's, RRWithPrior's and the RAPPORs' loss from the grid-rounded
+law too.  Each capped class gets a row at its ``max_epsilon``: the realised loss of the class
+built over a sweep of ε up to the cap, and the rounding bound at the cap (it grows with ε),
+must stay within TOL of ε (**holds**); a planted class capped at the grid's edge,
+ln(2^52 − 1) ≈ 36.04 (×2 for RAPPOR), must be **caught**.
+
 **Stated limitation: low-order bits (Mironov 2012).**  For every mechanism with
 real-valued outputs (the Laplace-based ones) the black box is run once more on
 the same draws, on the event family "sign, binade and last mantissa bit of the
@@ -91,16 +100,16 @@ from __future__ import annotations
 from .blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
                        bits_code, black_box, low_bit_codes)
 from .maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
-from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, Careless, Case,
-                       MissingRecipe, Recipe, audited_classes, builds, calls, careless_cases, cases, collect,
-                       load_configured)
-from .runner import (CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result, _run_case,
-                     low_bit_result, run_audit, run_careless, run_case)
+from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, CapCheck, Careless,
+                       Case, MissingRecipe, Recipe, audited_classes, builds, calls, cap_checks, careless_cases, cases,
+                       collect, load_configured)
+from .runner import (CAP, CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result,
+                     _run_case, low_bit_result, run_audit, run_cap, run_careless, run_case)
 from .report import COLUMNS, NAME_WIDTH, write_outputs
 from .cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
 
 __all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Careless", "Result",
-           "AuditCases", "MissingRecipe", "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower", "calls",
-           "builds", "clopper_pearson_upper", "black_box", "low_bit_codes", "audited_classes", "collect", "cases",
-           "careless_cases", "load_configured", "run_case", "run_careless", "run_audit", "write_outputs",
-           "parse_args", "main", "MECHANISM", "CARELESS", "LIMITATION"]
+           "AuditCases", "CapCheck", "MissingRecipe", "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower",
+           "calls", "builds", "clopper_pearson_upper", "black_box", "low_bit_codes", "audited_classes", "collect",
+           "cases", "careless_cases", "cap_checks", "load_configured", "run_case", "run_careless", "run_cap",
+           "run_audit", "write_outputs", "parse_args", "main", "MECHANISM", "CARELESS", "LIMITATION", "CAP"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import LOG_ODDS_LIMIT
 from ..rappor import RAPPOR
 
 
@@ -31,3 +32,10 @@ class _MutantInferredKRAPPOR(RAPPOR):
 
     def report(self, y, rng, *, K=None, cells=None, n_cells=None):
         return super().report(y, rng, K=max(2, int(np.max(y)) + 1), cells=cells, n_cells=n_cells)
+
+
+class _MutantEdgeCapRAPPOR(RAPPOR):
+    """Fixture: RAPPOR capped at the edge of the grid, 2·ln(2^52 − 1) ≈ 72.09, where 1 − p ≥ 2^-52 but its
+    rounding onto the grid of uniforms realises a loss up to 0.04 above ε."""
+
+    max_epsilon = 2 * LOG_ODDS_LIMIT

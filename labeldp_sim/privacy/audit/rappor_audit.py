@@ -7,16 +7,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..grid import grid_probability
 from ..rappor import RAPPOR
 from .blackbox import bits_code
 from .maths import bits_loss
-from .mutants import _MutantFullEpsRAPPOR, _MutantInferredKRAPPOR
-from .registry import K_BB, LABEL_NB, AuditCases, Careless, Case, Recipe, builds, calls
+from .mutants import _MutantEdgeCapRAPPOR, _MutantFullEpsRAPPOR, _MutantInferredKRAPPOR
+from .registry import K_BB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, builds, calls
+
+RAPPOR_KS = (2, 3, 4, 8)
+EDGE_CAP = "max_epsilon = 2·ln(2^52 − 1) ≈ 72.09, the edge of the grid (1 − p ≥ 2^-52)"
+
+
+def rappor_realised_loss(mech: RAPPOR) -> float:
+    r"""The loss :meth:`RAPPOR.report` realises on the 2^-53 grid of uniforms.
+
+    Bit j is 1{U_j < p} for j = y and 1{U_j < q} otherwise, U_j = k·2^-53, so it is 1 with
+    probability ⌈P_j·2^53⌉/2^53 (P = ``bit_probabilities``); :func:`bits_loss` of those,
+    over all label pairs, K ∈ {2, 3, 4, 8}: 2·max(ln p̃/q̃, ln (1 − q̃)/(1 − p̃)).
+    """
+    return max(bits_loss(grid_probability(mech.bit_probabilities(np.arange(K), K))) for K in RAPPOR_KS)
 
 
 def _rappor_exact(mech: RAPPOR):
-    return max(bits_loss(mech.bit_probabilities(np.arange(K), K)) for K in (2, 3, 4, 8)), (
-        "per-bit worst ratio of bit_probabilities (11), all label pairs, K ∈ {2,3,4,8} (15)")
+    law = max(bits_loss(mech.bit_probabilities(np.arange(K), K)) for K in RAPPOR_KS)
+    return max(law, rappor_realised_loss(mech)), (
+        "per-bit worst ratio of bit_probabilities (11) and of their rounding onto the 2^-53 grid (what "
+        "report realises), all label pairs, K ∈ {2,3,4,8} (15)")
 
 
 def _draw_rappor(mech, side, n, rng):
@@ -24,11 +40,12 @@ def _draw_rappor(mech, side, n, rng):
     return bits_code(mech.report(y, rng, K=K_BB))
 
 
+RAPPOR_CAP_METHOD = "per-bit worst ratio of bit_probabilities rounded onto the 2^-53 grid, K ∈ {2,3,4,8}"
 RAPPOR_RECIPE = Recipe(LABEL_NB, "y = 0 vs y' = 3, K = 4", _rappor_exact, _draw_rappor)
 
 
 def rappor_audit(eps) -> AuditCases:
-    """RAPPOR as every paper builds it, its two mutants and its careless inputs."""
+    """RAPPOR as every paper builds it, its two mutants, its careless inputs and its ε cap."""
     rng = np.random.default_rng(0)
     return AuditCases(
         [Case("rappor", RAPPOR(eps), RAPPOR_RECIPE)],
@@ -39,5 +56,10 @@ def rappor_audit(eps) -> AuditCases:
                   "y = 0.5: no class, so no bit of its own"),
          Careless("rappor: label K", RAPPOR(eps), calls("report", np.array([K_BB]), rng, K=K_BB), "y",
                   f"y = {K_BB} with K = {K_BB}"),
+         Careless("rappor: ε = 40", RAPPOR, builds(40.0), "epsilon",
+                  "ε = 40: 1 − p's rounding onto the 2^-53 grid realises a loss up to 1e-7 above ε"),
          Careless("rappor: ε = 80", RAPPOR, builds(80.0), "epsilon",
-                  "ε = 80: p = e^(ε/2)/(e^(ε/2)+1) rounds to 1 in float64")])
+                  "ε = 80: p = e^(ε/2)/(e^(ε/2)+1) rounds to 1 in float64")],
+        [CapCheck("rappor: ε cap", RAPPOR, rappor_realised_loss, 2, RAPPOR_CAP_METHOD),
+         CapCheck("rappor: ε cap at the edge of the grid", _MutantEdgeCapRAPPOR, rappor_realised_loss, 2,
+                  RAPPOR_CAP_METHOD, "rappor: ε cap", EDGE_CAP)])

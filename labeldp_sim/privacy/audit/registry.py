@@ -88,6 +88,51 @@ class Case:
         return "private" if self.mutant_of is None else "caught"
 
 
+@dataclass(frozen=True)
+class CapCheck:
+    r"""The check of a class's ε cap: the loss its draws realise on the 2^-53 grid stays ≤ ε up to the cap.
+
+    A mechanism that compares ``rng.random()`` with a probability p draws with probability
+    ⌈p·2^53⌉/2^53 (:mod:`labeldp_sim.privacy.grid`); the check builds ``cls(ε)`` over
+    :func:`~labeldp_sim.privacy.grid.cap_sweep` of ``cls.max_epsilon`` (the cap last) and
+    requires ``realised(mech) − ε`` ≤ TOL at each, and the rounding bound
+    :func:`~labeldp_sim.privacy.grid.worst_excess` at the cap ≤ TOL (it grows with ε, so
+    it covers every ε below the cap).
+
+    Attributes
+    ----------
+    name : str
+        The row's name, ``"<audited mechanism>: ε cap"``.
+    cls : type
+        The class whose ``max_epsilon`` is checked (a planted mutant: a class with a cap
+        the check must refuse).
+    realised : callable
+        ``realised(mech) -> loss``: the exact loss of the grid-rounded law, from the
+        mechanism's own law methods (the same function its exact check uses).
+    comparisons : int
+        How many draws of log-odds ε/``comparisons`` differ between neighbours (1: RR; 2:
+        RAPPOR's bits y and y').
+    method : str
+        What ``realised`` computes, in words.
+    mutant_of : str, optional
+        For a planted mutant: the name of the real check it breaks.
+    broken : str
+        For a planted mutant: what is broken.
+    """
+
+    name: str
+    cls: type
+    realised: Callable
+    comparisons: int
+    method: str
+    mutant_of: str | None = None
+    broken: str = ""
+
+    @property
+    def expected(self) -> str:
+        return "holds" if self.mutant_of is None else "caught"
+
+
 @dataclass
 class AuditCases:
     """What a mechanism class's ``audit_cases(eps)`` returns: the audit's rows for that class.
@@ -100,11 +145,15 @@ class AuditCases:
         Planted mutants (test fixtures of the audit), each ``mutant_of`` one of ``cases``.
     careless : list of Careless
         Careless inputs to mechanisms of this class (or to the class itself).
+    caps : list of CapCheck
+        Checks of the class's ``max_epsilon`` on the 2^-53 grid (classes that draw by comparing
+        a uniform with a probability, and cap ε), with their planted mutants.
     """
 
     cases: list = field(default_factory=list)
     mutants: list = field(default_factory=list)
     careless: list = field(default_factory=list)
+    caps: list = field(default_factory=list)
 
 
 def nothing_claimed(eps) -> AuditCases:
@@ -180,6 +229,8 @@ def _problems(cls, plan) -> list[str]:
             if c.mutant_of not in real]
     out += [f"{where}: careless input {c.name!r} is not given to a {cls.__qualname__}" for c in plan.careless
             if not (isinstance(c.mechanism, cls) or (isinstance(c.mechanism, type) and issubclass(c.mechanism, cls)))]
+    out += [f"{where}: ε cap {c.name!r} is not of a {cls.__qualname__}" for c in plan.caps
+            if not (isinstance(c.cls, type) and issubclass(c.cls, cls))]
     return out
 
 
@@ -216,7 +267,8 @@ def collect(eps: float = EPSILON, classes=None) -> AuditCases:
             joined.cases += plan.cases
             joined.mutants += plan.mutants
             joined.careless += plan.careless
-    names = [c.name for c in joined.cases + joined.mutants] + [c.name for c in joined.careless]
+            joined.caps += plan.caps
+    names = [c.name for c in joined.cases + joined.mutants + joined.careless + joined.caps]
     problems += [f"the name {name!r} is used twice" for name in sorted({n for n in names if names.count(n) > 1})]
     if problems:
         raise MissingRecipe("; ".join(problems))
@@ -245,6 +297,11 @@ def cases(eps: float = EPSILON, mutants: bool = True) -> list[Case]:
 def careless_cases(eps: float = EPSILON) -> list[Careless]:
     """Every careless input, class by class."""
     return collect(eps).careless
+
+
+def cap_checks(eps: float = EPSILON, mutants: bool = True) -> list[CapCheck]:
+    """Every ε-cap check, class by class (with ``mutants``, their planted mutants too)."""
+    return [c for c in collect(eps).caps if mutants or c.mutant_of is None]
 
 
 def calls(method: str, *args, **kwargs) -> Callable:

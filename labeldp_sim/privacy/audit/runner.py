@@ -10,16 +10,17 @@ from typing import Callable
 import numpy as np
 
 from ...core.errors import ConfigError, first_line
+from ..grid import LOSS_TOLERANCE, _rare, cap_sweep, worst_excess
 from ..protocols import Privacy
 from .blackbox import ALPHA, black_box, low_bit_codes
-from .registry import EPSILON, Careless, Case, careless_cases, cases
+from .registry import EPSILON, CapCheck, Careless, Case, cap_checks, careless_cases, cases
 
-TOL = 1e-9             # exact check: loss > ε + TOL fails (float rounding of log e^ε)
+TOL = LOSS_TOLERANCE   # exact check: loss > ε + TOL fails (float rounding of log e^ε)
 DEFAULT_DRAWS = 2_000_000
 CHUNK = 200_000        # outputs per report/release call (memory only; fixed, so draws are reproducible)
 
 # the kinds of rows besides "mutant of <mechanism>"
-MECHANISM, CARELESS, LIMITATION = "mechanism", "careless input", "stated limitation"
+MECHANISM, CARELESS, LIMITATION, CAP = "mechanism", "careless input", "stated limitation", "ε cap"
 LOW_BIT_EVENT = ("black box on the same draws, events on the sign, binade and last mantissa bit of the "
                  "first output coordinate (Mironov 2012)")
 
@@ -173,6 +174,49 @@ def run_careless(case: Careless, eps: float = EPSILON) -> Result:
         seconds=time.perf_counter() - start)
 
 
+def run_cap(check: CapCheck, eps: float = EPSILON) -> Result:
+    """Check a class's ε cap: the loss its draws realise on the 2^-53 grid stays ≤ ε up to the cap.
+
+    For each ε of :func:`~labeldp_sim.privacy.grid.cap_sweep` (``cls.max_epsilon`` last) the
+    realised loss of ``cls(ε)`` is computed (``check.realised``); the row's exact loss is
+
+        cap + max(max_ε (realised(ε) − ε), worst_excess(1/(1 + e^(cap/comparisons)), comparisons)),
+
+    the cap plus the worst excess seen or bounded, so it is ≤ cap + TOL exactly when the cap
+    holds.  The rounding bound grows with ε, so at the cap it covers every smaller ε; the sweep
+    shows the realised excess itself (it jumps about with where p·2^53 falls on the grid).
+
+    Returns
+    -------
+    Result
+        Kind :data:`CAP` (or "mutant of <check>" for a planted cap); verdict "holds"/"FAILED" for
+        a real check, "caught"/"MISSED" for a mutant.
+    """
+    start = time.perf_counter()
+    cap = float(check.cls.max_epsilon)
+    sweep = cap_sweep(cap)
+    excess = np.array([check.realised(check.cls(e)) - e for e in sweep])
+    worst = int(np.argmax(excess))
+    bound = worst_excess(_rare(cap / check.comparisons), check.comparisons)
+    loss = cap + max(float(excess[worst]), bound)
+    fails = loss > cap + TOL
+    if check.mutant_of is None:
+        verdict, caught_by = ("FAILED" if fails else "holds"), ""
+    else:
+        verdict, caught_by = ("caught" if fails else "MISSED"), ("exact" if fails else "")
+    nan = float("nan")
+    return Result(
+        mechanism=check.name, kind=CAP if check.mutant_of is None else f"mutant of {check.mutant_of}",
+        privacy=_privacy_text(check.cls), neighbours="", pair="", claimed_eps=cap, exact_loss=loss,
+        exact_method=(f"{check.method}, at {len(sweep)} ε in [{sweep[0]:.4g}, {cap:.6g}]; and the rounding "
+                      f"bound at the cap"),
+        eps_lower=nan, direction="", p_hat=nan, q_hat=nan, draws=0, caught_by=caught_by, verdict=verdict,
+        expected=check.expected, broken=check.broken,
+        message=(f"worst realised excess {excess[worst]:.3g} at ε = {sweep[worst]:.6g}; "
+                 f"rounding bound {bound:.3g} at the cap"),
+        seconds=time.perf_counter() - start)
+
+
 def run_audit(draws: int = DEFAULT_DRAWS, seed: int = 0, mutants: bool = True, alpha: float = ALPHA,
               progress: Callable | None = None) -> list[Result]:
     """Audit every case of :func:`cases` and every careless input (at ε = :data:`EPSILON`).
@@ -181,15 +225,16 @@ def run_audit(draws: int = DEFAULT_DRAWS, seed: int = 0, mutants: bool = True, a
     ----------
     draws, seed, alpha : see :func:`run_case`
     mutants : bool
-        Also audit the planted mutants.
+        Also audit the planted mutants (of the mechanisms and of the ε caps).
     progress : callable, optional
         Called with each :class:`Result` as it is ready.
 
     Returns
     -------
     list of Result
-        The mechanisms, the mutants, the careless inputs, then the stated limitation of
-        each mechanism with real-valued outputs (computed from that mechanism's draws).
+        The mechanisms, the mutants, the careless inputs, the ε caps (:func:`run_cap`), then the
+        stated limitation of each mechanism with real-valued outputs (computed from that
+        mechanism's draws).
     """
     results, limitations = [], []
 
@@ -205,6 +250,8 @@ def run_audit(draws: int = DEFAULT_DRAWS, seed: int = 0, mutants: bool = True, a
             limitations.append(low_bit_result(case, x0, x1, alpha, EPSILON))
     for careless in careless_cases(EPSILON):
         emit(run_careless(careless, EPSILON))
+    for check in cap_checks(EPSILON, mutants):
+        emit(run_cap(check, EPSILON))
     for result in limitations:
         emit(result)
     return results

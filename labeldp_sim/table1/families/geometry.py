@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from math import factorial
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
 __all__ = ["BumpProfile", "Cos2Profile", "LinearEdgeProfile", "PROFILES", "COS2", "linf_margin_factor",
-           "cos2_overlap_square_sum", "COS2_SQUARE_INTEGRAL"]
+           "cos2_overlap_square_sum", "cos2_projection_deficit", "COS2_SQUARE_INTEGRAL"]
 
 COS2_SQUARE_INTEGRAL = 3.0 / 8.0  # ∫_{-1/2}^{1/2} cos⁴(πu) du: ‖φ‖₂² per axis
 
@@ -31,6 +32,45 @@ def _cos2_antiderivative(u, power=1):
         return u / 2 + np.sin(2 * np.pi * u) / (4 * np.pi) + 0.25
     return (3 * u / 8 + np.sin(2 * np.pi * u) / (4 * np.pi) + np.sin(4 * np.pi * u) / (32 * np.pi)
             + 3 / 16)
+
+
+def _x_minus_sin(x):
+    """x − sin x for x ≥ 0, to full relative precision: its Taylor series below 1 (where x and sin x
+    agree in their leading digits), the plain difference above (where it loses at most 3 bits)."""
+    x = np.asarray(x, dtype=float)
+    x2 = x * x
+    series = 0.0
+    for k in range(9, 0, -1):  # Σ_{k≥1} (−1)^(k+1) x^(2k+1)/(2k+1)!: 9 terms leave < 1e-17 of it at x = 1
+        series = 1.0 / factorial(2 * k + 1) - x2 * series
+    return np.where(x < 1.0, x * x2 * series, x - np.sin(x))
+
+
+def _sin2_tail(numerator, denominator):
+    """∫_0^δ sin²(πt) dt = (x − sin x)/(4π), x = 2πδ, for δ = numerator/denominator ∈ [0, 1] (integers).
+
+    The integral of a cos² bump from its edge (~ (πδ)³/3 for a short piece): an integer numerator
+    keeps δ exact where δ would otherwise be a difference of nearly equal positions.
+    """
+    x = 2 * np.pi * (np.asarray(numerator, dtype=np.int64) / float(denominator))
+    return _x_minus_sin(x) / (4 * np.pi)
+
+
+def _cos2_interval(lo, hi, power=1):
+    """∫_lo^hi cos^(2·power)(πs) ds for −1/2 ≤ lo ≤ hi ≤ 1/2 (clipped), without cancellation (power 1).
+
+    Power 1: (x + sin x cos(π(lo+hi)))/(2π), x = π(hi − lo), written as the sum of the non-negative
+    (x − sin x)/(2π) and sin x cos²(π(lo+hi)/2)/π, so a short piece at a bump's edge (where cos² ~
+    (π·distance)²) keeps its relative precision; the difference of antiderivatives there keeps only
+    an absolute one, ε/2.  Power 2 (only the Monte-Carlo cell models use it) is that difference.
+    """
+    lo, hi = np.clip(lo, -0.5, 0.5), np.clip(hi, -0.5, 0.5)
+    if power != 1:
+        return _cos2_antiderivative(hi, power) - _cos2_antiderivative(lo, power)
+    x = np.pi * np.maximum(hi - lo, 0.0)
+    # cos²(π(lo+hi)/2) = sin²(π t/2), t = 1 − |lo + hi|: near an edge t is the sum of the two distances
+    # to it (exact, Sterbenz), not 1 less a number close to 1
+    t = np.where(lo * hi >= 0, (0.5 - np.abs(lo)) + (0.5 - np.abs(hi)), 1 - np.abs(lo + hi))
+    return _x_minus_sin(x) / (2 * np.pi) + np.sin(x) * np.sin(np.pi * t / 2) ** 2 / np.pi
 
 
 @lru_cache(maxsize=64)
@@ -47,11 +87,13 @@ def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, power: int = 1
         lo, hi = k / G_dist, (k + 1) / G_dist
         a0 = int(np.floor(lo * G_est + 1e-12))
         a1 = int(np.ceil(hi * G_est - 1e-12))
-        est = np.arange(a0, min(a1, G_est))
-        left, right = est / G_est, (est + 1) / G_est
-        centre = (k + 0.5) / G_dist
-        vals = (_cos2_antiderivative((np.minimum(right, hi) - centre) * G_dist, power)
-                - _cos2_antiderivative((np.maximum(left, lo) - centre) * G_dist, power)) / G_dist
+        est = np.arange(a0, min(a1, G_est), dtype=np.int64)
+        # the piece in u = x·G_dist − k − 1/2, from integer numerators over 2·G_est: exact positions
+        # (a difference of rounded ones would err by ε·G_dist, much of a piece of length G_dist/G_est)
+        two_g = 2.0 * G_est
+        u_lo = (2 * np.maximum(est * G_dist, k * G_est) - (2 * k + 1) * G_est) / two_g
+        u_hi = (2 * np.minimum((est + 1) * G_dist, (k + 1) * G_est) - (2 * k + 1) * G_est) / two_g
+        vals = _cos2_interval(u_lo, u_hi, power) / G_dist
         keep = vals > 0
         per_axis[int(k)] = (est[keep], vals[keep])
     rows, cols, data = [], [], []
@@ -121,9 +163,12 @@ def _axis_pieces(coords: np.ndarray, G_dist: int, G_est: int):
     width = int((stop - start).max())
     est = start[:, None] + np.arange(width)[None, :]
     valid = est < stop[:, None]
-    lo = np.maximum(est / G_est, coords[:, None] / G_dist) * G_dist - coords[:, None] - 0.5
-    hi = np.minimum((est + 1) / G_est, (coords[:, None] + 1) / G_dist) * G_dist - coords[:, None] - 0.5
-    valid &= hi > lo
+    # integer numerators over 2·G_est: exact positions (as in :func:`_bump_geometry`)
+    k = coords[:, None].astype(np.int64)
+    lo_num = 2 * np.maximum(est * G_dist, k * G_est) - (2 * k + 1) * G_est
+    hi_num = 2 * np.minimum((est + 1) * G_dist, (k + 1) * G_est) - (2 * k + 1) * G_est
+    valid &= hi_num > lo_num
+    lo, hi = lo_num / (2.0 * G_est), hi_num / (2.0 * G_est)
     return est, np.clip(lo, -0.5, 0.5), np.clip(hi, -0.5, 0.5), valid
 
 
@@ -164,7 +209,7 @@ def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
     """
     coords = np.arange(G_dist)
     est, lo, hi, valid = _axis_pieces(coords, G_dist, G_est)
-    vals = (_cos2_antiderivative(hi, power) - _cos2_antiderivative(lo, power)) / G_dist
+    vals = _cos2_interval(lo, hi, power) / G_dist
     bump = np.broadcast_to(coords[:, None], est.shape)
     keep = valid & (vals > 0)
     axis = sp.csr_matrix((vals[keep], (est[keep], bump[keep])), shape=(G_est, G_dist))
@@ -174,9 +219,37 @@ def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
     return W
 
 
-def _phase_sin(numerator, denominator: int) -> np.ndarray:
-    """sin(2π · numerator/denominator) for integer arrays, reduced mod denominator first (exact phases)."""
-    return np.sin(2 * np.pi * (np.asarray(numerator, dtype=np.int64) % denominator) / denominator)
+def _split_products(G_dist: int, G_est: int) -> float:
+    """Σ a·b over the intervals of the finer partition split by a boundary of the coarser (coprime counts).
+
+    a, b are the two parts of the split interval's integral of the profile in u-units, each the
+    integral of a cos² bump from one of its edges over a length δ = (integer)/G_est
+    (:func:`_sin2_tail`): exact δ, and (x − sin x) without cancellation.
+    """
+    Gd, Ge = int(G_dist), int(G_est)
+    if Ge >= Gd:
+        # bump boundaries k/G_dist (k = 1..G_dist−1) strictly inside cell j = ⌊k G_est/G_dist⌋: the tail of
+        # bump k−1 over δ_a = k − j·r and the head of bump k over δ_b = (j+1)·r − k, r = G_dist/G_est
+        k = np.arange(1, Gd, dtype=np.int64)
+        k = k[(k * Ge) % Gd != 0]
+        j = (k * Ge) // Gd
+        a = _sin2_tail(k * Ge - j * Gd, Ge)
+        b = _sin2_tail((j + 1) * Gd - k * Ge, Ge)
+    else:
+        # cell boundaries j/G_est (j = 1..G_est−1) strictly inside bump k = ⌊j G_dist/G_est⌋: its head over
+        # δ = j·r − k and its tail over 1 − δ, r = G_dist/G_est
+        j = np.arange(1, Ge, dtype=np.int64)
+        j = j[(j * Gd) % Ge != 0]
+        k = (j * Gd) // Ge
+        a = _sin2_tail(j * Gd - k * Ge, Ge)
+        b = _sin2_tail((k + 1) * Ge - j * Gd, Ge)
+    return float(np.dot(a, b))
+
+
+def _reduced(G_dist: int, G_est: int):
+    """(G_dist/g, G_est/g, g), g = gcd: the overlap pattern repeats g times."""
+    g = int(np.gcd(int(G_dist), int(G_est)))
+    return int(G_dist) // g, int(G_est) // g, g
 
 
 @lru_cache(maxsize=65536)
@@ -196,38 +269,57 @@ def cos2_overlap_square_sum(G_dist: int, G_est: int) -> float:
     Σ_segments W² = Σ_{finer intervals} (whole integral)² − 2 Σ_{split ones} a·b,
     a, b the two parts of a split interval.  For G_est ≥ G_dist the first sum is
     over the cells, Σ_j (r/2 + ΔS_j)² with r = G_dist/G_est and S_j = −sin(2πjr)/(4π),
-    which is G_est r²/4 + (G_est − C)(1 − cos 2πr)/(16π²) in closed form (C = G_est
+    which is G_est r²/4 + (G_est − C) sin²(πr)/(8π²) in closed form (C = G_est
     where 2G_dist ≡ 0 mod G_est, else 0: sums of roots of unity); for
-    G_est < G_dist it is over the bumps, G_dist/4.  Phases are reduced as integers,
-    so every sine is of an angle in [0, 2π).  The pattern repeats g = gcd times:
-    A₁(G, G') = A₁(G/g, G'/g)/g.
+    G_est < G_dist it is over the bumps, G_dist/4.  The pattern repeats g = gcd
+    times: A₁(G, G') = A₁(G/g, G'/g)/g.
+
+    Floating point: every term is a sum or product of non-negative numbers, each
+    to a few ulps.  1 − cos 2πr is written 2 sin²(πr) (its absolute error ε is
+    (2π²r²)^(-1) ε relative for r = G_dist/G_est small: 5·10^-6 at r = 2^-20),
+    a and b are integrals from a bump's edge over an exact length
+    (:func:`_sin2_tail`), and 2 Σ a·b ≤ half the first sum (2ab ≤ (a + b)²/2), so
+    the difference loses at most one bit.  A₁ is then good to a few ε relative
+    (tests/test_exact_precision.py), at every ratio.
     """
-    g = int(np.gcd(G_dist, G_est))
+    Gd, Ge, g = _reduced(G_dist, G_est)
     if g > 1:
-        return cos2_overlap_square_sum(G_dist // g, G_est // g) / g
-    Gd, Ge = int(G_dist), int(G_est)
-    four_pi = 4 * np.pi
+        return cos2_overlap_square_sum(Gd, Ge) / g
     if Ge >= Gd:
         r = Gd / Ge
         C = Ge if (2 * Gd) % Ge == 0 else 0
-        whole = Ge * r * r / 4 + (Ge - C) * (1 - np.cos(2 * np.pi * r)) / (16 * np.pi ** 2)
-        # bump boundaries k/G_dist (k = 1..G_dist−1) strictly inside cell j = ⌊k G_est/G_dist⌋
-        k = np.arange(1, Gd, dtype=np.int64)
-        k = k[(k * Ge) % Gd != 0]
-        j = (k * Ge) // Gd
-        # Φ(k/G_dist) − Φ(j/G_est) and Φ((j+1)/G_est) − Φ(k/G_dist), in u-units (sin(2πk) = 0)
-        a = (k - j * r) / 2 + _phase_sin(j * Gd, Ge) / four_pi
-        b = ((j + 1) * r - k) / 2 - _phase_sin((j + 1) * Gd, Ge) / four_pi
+        whole = Ge * r * r / 4 + (Ge - C) * np.sin(np.pi * r) ** 2 / (8 * np.pi ** 2)
     else:
         whole = Gd / 4.0  # every bump whole: ∫φ du = 1/2
-        r = Gd / Ge
-        # cell boundaries j/G_est (j = 1..G_est−1) strictly inside bump k = ⌊j G_dist/G_est⌋
-        j = np.arange(1, Ge, dtype=np.int64)
-        j = j[(j * Gd) % Ge != 0]
-        k = (j * Gd) // Ge
-        a = (j * r - k) / 2 - _phase_sin(j * Gd, Ge) / four_pi
-        b = (k + 1 - j * r) / 2 + _phase_sin(j * Gd, Ge) / four_pi
-    return float((whole - 2 * np.dot(a, b)) / Gd ** 2)
+    return float((whole - 2 * _split_products(Gd, Ge)) / Gd ** 2)
+
+
+@lru_cache(maxsize=65536)
+def cos2_projection_deficit(G_dist: int, G_est: int) -> float:
+    r"""D = 3/8 − G_est·A₁: per axis, ‖φ‖₂² less the squared norm of its projection on the G_est cells.
+
+    D·(L h^β)² is ∫η² − Σ_r E_v (∫_{B_r} η)²/P(B_r) in d = 1: the sign-averaged squared bias of
+    the cube mean with exact cell means.  For G_est ≫ G_dist it is of order (G_dist/G_est)²,
+    so forming it as 3/8 − G_est·A₁ leaves ε/D of it (its relative error grows like
+    (G_est/G_dist)²: 10^-4 at a ratio 2^20 even with A₁ to the ulp).  Written instead as a sum
+    of non-negative terms, with s = sin(πr)/(πr) and r = G_dist/G_est (G_est ≥ G_dist, coprime):
+
+        D = (1 − s)(1 + s)/8 + (C/G_est) s²/8 + 2 G_est Σ a·b / G_dist²,
+
+    1 − s = (πr − sin πr)/(πr) without cancellation (:func:`_x_minus_sin`); for G_est < G_dist,
+    D = 3/8 − G_est/(4 G_dist) + 2 G_est Σ a·b / G_dist² with 3/8 − G_est/(4 G_dist) ≥ 1/8.
+    The gcd reduction leaves D unchanged (G_est·A₁ is invariant).  Notation as in
+    :func:`cos2_overlap_square_sum`.
+    """
+    Gd, Ge, _ = _reduced(G_dist, G_est)
+    split = 2.0 * Ge * _split_products(Gd, Ge) / Gd ** 2
+    if Ge < Gd:
+        return float(3.0 / 8.0 - Ge / (4.0 * Gd) + split)
+    x = np.pi * Gd / Ge
+    s = np.sin(x) / x
+    one_minus_s = _x_minus_sin(x) / x
+    C = Ge if (2 * Gd) % Ge == 0 else 0
+    return float(one_minus_s * (1 + s) / 8 + C / Ge * s * s / 8 + split)
 
 
 @lru_cache(maxsize=256)

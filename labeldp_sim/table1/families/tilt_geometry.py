@@ -241,7 +241,8 @@ def _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups=(
 
 
 def _box_integral(a, b, beta):
-    """∫ over the boxes Π [a_i, b_i] of (½ − ‖u‖∞)^β; one axis in closed form, ½^(β+1) − (½ − |u|)^(β+1).
+    """∫ over the boxes Π [a_i, b_i] of (½ − ‖u‖∞)^β; one axis in closed form,
+    :func:`_edge_power_integral`.
 
     For β = 1 and several axes: ∫_box φ = ∫_0^½ Π_i A_i(r) dr, A_i(r) = |[a_i, b_i] ∩ [−r, r]|
     (:func:`~.geometry._linf_box_integral`), a polynomial of degree d between the sorted |a_i|, |b_i|:
@@ -250,9 +251,34 @@ def _box_integral(a, b, beta):
     if a.shape[1] > 1:
         return _linf_box_integral(a, b, beta) if beta != 1.0 else _linear_box_integral(a, b)
 
-    def primitive(u):
-        return np.sign(u) * (0.5 ** (beta + 1) - (0.5 - np.abs(u)) ** (beta + 1)) / (beta + 1)
-    return primitive(b[:, 0]) - primitive(a[:, 0])
+    return _edge_power_integral(a[:, 0], b[:, 0], beta)
+
+
+def _power_gap(near, width, power):
+    """near^p − (near − width)^p for near ≥ width ≥ 0 (p = ``power``), as −near^p expm1(p log1p(−width/near)).
+
+    The difference of two nearly equal powers (a short piece far from the bump's edge) keeps its
+    relative precision: ``width`` is the piece's length itself, not a difference of rounded ends.
+    """
+    near, width = np.asarray(near, dtype=float), np.asarray(width, dtype=float)
+    safe = np.where(near > 0, near, 1.0)
+    ratio = np.minimum(width / safe, 1.0)
+    with np.errstate(divide="ignore"):  # the piece reaches the edge: log1p(−1) = −inf, expm1(−inf) = −1
+        gap = -safe ** power * np.expm1(power * np.log1p(-ratio))
+    return np.where(near > 0, gap, 0.0)
+
+
+def _edge_power_integral(a, b, beta):
+    """∫_a^b (½ − |u|)^β du for −½ ≤ a ≤ b ≤ ½: each side of 0 a :func:`_power_gap` over β + 1.
+
+    (The antiderivative sign(u)(½^(β+1) − (½ − |u|)^(β+1))/(β+1) at both ends would subtract
+    nearly equal numbers for a piece of length ≪ 1 near u = 0: ε/length of its value.)
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    right_lo, right_hi = np.maximum(a, 0.0), np.maximum(b, 0.0)   # the part in [0, ½]
+    left_lo, left_hi = np.maximum(-b, 0.0), np.maximum(-a, 0.0)   # the part in [−½, 0], mirrored
+    p = beta + 1
+    return (_power_gap(0.5 - right_lo, right_hi - right_lo, p) + _power_gap(0.5 - left_lo, left_hi - left_lo, p)) / p
 
 
 def _linear_box_integral(a, b, chunk=1 << 16):
