@@ -1,6 +1,6 @@
 """The extension guide, checked: a mechanism and a paper plugged in with no file of the repository edited.
 
-README "Adding a mechanism" and "Adding a paper" list the files one writes; here they
+docs/extending.md, "Adding a mechanism" and "Adding a paper", lists the files one writes; here they
 are written in a temporary directory — a toy label-LDP mechanism (its class, its
 audit recipe, ``mechanism/toy.yaml``) and a toy paper (a package registering an
 experiment kind, its ``paper.py``, a component, ``experiment/toy_mean.yaml``) — and

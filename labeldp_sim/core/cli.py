@@ -43,7 +43,7 @@ from .store import StoreError, atomic_write, locked, staged
 __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job", "report_arguments"]
 
 USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
-         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md)\n"
+         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md and docs/configuration.md)\n"
          "       labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]\n"
          "       labeldp-sim report [--results DIR]   (results/index.html from the files there)")
 FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",

@@ -137,7 +137,7 @@ def _fit_range(row) -> str:
 
 def _table1_markdown(table: pd.DataFrame) -> str:
     lines = ["# Table I, measured", "",
-             "Two modes (README, \"Law-tied and law-free\").  **Law-free** (the verdict, SPEC §5a): the "
+             "Two modes (docs/table1.md, \"Law-tied and law-free\").  **Law-free** (the verdict, SPEC §5a): the "
              "worst admitted instance against an **oracle-tuned** estimator on fixed geometric grids, "
              "no exponent of the theory in either; its slope of M = min max risk is the headline.  "
              "**Law-tied** (a construction check): instance scale and tuning follow the cell's bandwidth "

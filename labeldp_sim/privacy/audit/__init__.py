@@ -73,7 +73,7 @@ the same draws, on the event family "sign, binade and last mantissa bit of the
 first output coordinate" (:func:`low_bit_codes`).  Floating-point Laplace noise
 leaks through those bits far beyond e^ε.  The mechanisms are simulation
 mechanisms that draw from the papers' continuous laws, which the rates are
-about; the leak is a known, stated limitation (README, "Privacy: threat model
+about; the leak is a known, stated limitation (docs/audit.md, "Privacy: threat model
 and what the audit covers"), reported with its ε_lower in rows of kind
 "stated limitation" that never fail the audit.
 

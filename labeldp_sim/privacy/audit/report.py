@@ -99,7 +99,7 @@ def _markdown(results, draws, seed, alpha, seconds):
                   "low-order bits. Each row reruns the black box on the draws of the mechanism above, with "
                   "events on the sign, binade and last mantissa bit of the first output coordinate; "
                   "ε_lower > ε measures the leak. Do not release real data with these mechanisms: use a "
-                  "floating-point-safe library (e.g. OpenDP's discrete Laplace). README: \"Privacy: threat "
+                  "floating-point-safe library (e.g. OpenDP's discrete Laplace). docs/audit.md: \"Privacy: threat "
                   "model and what the audit covers\".", "",
                   "| mechanism | privacy | claimed ε | ε_lower (low-order bits) | draws | verdict |",
                   "|---|---|---|---|---|---|"]

@@ -130,7 +130,7 @@ def low_bit_result(case: Case, x0: np.ndarray, x1: np.ndarray, alpha: float = AL
     """The stated limitation of ``case``: the black box on :func:`low_bit_codes` of its draws.
 
     The verdict is always "stated": the row measures a known limitation of
-    floating-point Laplace noise (README), it is not a check that can fail.
+    floating-point Laplace noise (docs/audit.md), it is not a check that can fail.
     """
     start = time.perf_counter()
     bb = black_box(low_bit_codes(x0), low_bit_codes(x1), alpha)
