@@ -654,3 +654,17 @@ def test_an_interrupt_inside_a_write_keeps_the_chunk_whole_and_counted(tmp_path)
             interrupts.set_hook(None)
         keys = sorted(store.load(SCHEMA, "e", "c0123456789abcdef").seed_key)
         assert keys == (["a-0", "a-1", "a-2"] if step == "store.committed" else ["a-0"]), step
+
+
+def test_schema_text_that_is_not_utf8_is_refused(tmp_path, healthy, capsys):
+    """A garbled byte in a table's CREATE statement: SQLite's error names the unrecognized token,
+    and Python's sqlite3 fails decoding that message (UnicodeDecodeError, not an sqlite3 error);
+    the store is refused in one line all the same."""
+    def garble_schema(store):
+        data = bytearray(store.read_bytes())
+        at = data.find(b'CREATE TABLE "rate_trials_v1"')
+        assert 0 < at < 65536
+        data[at + 7] = 0xD0  # TABLE's T: a token SQLite does not know, and a lead byte without its continuation
+        store.write_bytes(bytes(data))
+
+    _assert_refused(_damaged(tmp_path, healthy, "schema", garble_schema), capsys, "not UTF-8")

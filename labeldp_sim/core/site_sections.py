@@ -61,7 +61,8 @@ def _audit_section(site: Site) -> Section:
         return Section("Privacy audit", site.missing_file("audit.csv", "make audit writes it"), anchor="audit",
                        summary="missing")
     kind = frame["kind"].astype(str)
-    groups = {"mechanisms": kind == "mechanism", "planted mutants": kind.str.startswith("mutant"),
+    groups = {"mechanisms": kind == "mechanism", "ε caps": kind == "ε cap",
+              "planted mutants": kind.str.startswith("mutant"),
               "careless inputs": kind == "careless input", "stated limitations": kind == "stated limitation"}
     lines = []
     for label, mask in groups.items():
@@ -73,7 +74,7 @@ def _audit_section(site: Site) -> Section:
     ok = bool((frame.verdict == frame.expected).all())
     summary = "every verdict as expected" if ok else "some verdicts differ from what is expected"
     head = f'<p>{badge("private" if ok else "inconsistent", "v-good" if ok else "v-bad")} {esc(summary)}.</p>'
-    mechanisms = frame[groups["mechanisms"] | groups["planted mutants"]]
+    mechanisms = frame[groups["mechanisms"] | groups["ε caps"] | groups["planted mutants"]]
     cols = ["mechanism", "kind", "privacy", "claimed_eps", "exact_loss", "eps_lower", "caught_by", "verdict",
             "expected"]
     body = (head + "<ul>" + "".join(lines) + "</ul>" + table(mechanisms, cols)

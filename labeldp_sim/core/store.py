@@ -307,6 +307,8 @@ class TrialStore:
                                 sqlite3.NotSupportedError)):
                 raise  # a fault of this code, not of the file
             raise _store_error(self.path, err) from None
+        except UnicodeDecodeError as err:  # garbled schema text: Python's sqlite3 decodes it, not SQLite
+            raise StoreDamaged(self.path, f"text that is not UTF-8: {err.reason} at byte {err.start}") from None
         finally:
             con.close()
 
