@@ -42,7 +42,7 @@ JOBS = {
     "userlevel": ["experiment=ul_mean_1d", "userlevel.trials=3",
                   "userlevel.sweeps={n: {values: [64, 128], m: 16, eps: 1.0}, m: {values: [16, 32], n: 64, eps: 1.0}}"],
     "userlevel_minimax": ["experiment=ul_minimax_mean",
-                          "userlevel_minimax.sweeps.n.values.hi=1e6", "userlevel_minimax.sweeps.m.values=[16,64,256]",
+                          "userlevel_minimax.sweeps.n.values.hi=1e5", "userlevel_minimax.sweeps.m.values=[16,64]",
                           "userlevel_minimax.sweeps.eps.values.lo=0.1", "userlevel_minimax.sweeps.eps.values.per_decade=2",
                           "userlevel_minimax.sweeps.m.n=1000", "userlevel_minimax.sweeps.eps.n=1000"],
 }
