@@ -26,7 +26,9 @@ def _build(make_cfg, results, *overrides):
     return build_experiment(make_cfg([*overrides, f"paths.results_dir={results}"]))
 
 
-@pytest.mark.parametrize("experiment,grid", [("cls_label_ldp", GRID), ("cls_full_cdp", CENTRAL_GRID)])
+# the central cell is slow: tests/test_record_key.py runs every kind at another n_jobs and backend too
+@pytest.mark.parametrize("experiment,grid", [("cls_label_ldp", GRID),
+                                             pytest.param("cls_full_cdp", CENTRAL_GRID, marks=pytest.mark.slow)])
 def test_same_numbers_for_any_n_jobs_and_backend(make_cfg, tmp_path, experiment, grid):
     settings = [["runner.n_jobs=1"], ["runner.n_jobs=2"]]
     settings += [[f"runner.backend={b}", "runner.n_jobs=2", "runner.chunk=3"] for b in BACKENDS]
