@@ -323,11 +323,9 @@ def _deleted_reference(err: ConfigError, overrides: list) -> ConfigError | None:
     if found is None:
         return None
     missing = found.group(1)
-    for line in overrides:
-        deleted = line[1:].partition("=")[0] if line.startswith("~") else None
-        if deleted and (missing == deleted or missing.startswith(deleted + ".")):
-            return ConfigError(deleted, "~ (delete)", f"a value, not a deletion: {err.key} refers to "
-                               f"${{{missing}}}")
+    for key in deleted:
+        if missing == key or missing.startswith(key + "."):
+            return ConfigError(key, "~ (delete)", f"a value, not a deletion: {err.key} refers to ${{{missing}}}")
     return None
 
 

@@ -452,26 +452,17 @@ def main(argv: list) -> int:
     Returns 0 done, 2 bad input (an empty ``--results`` too: ``Path('')`` is the working
     directory), 1 a file or folder that cannot be written (one line naming it).
     """
-    import argparse
     import sys
     import time
 
+    from .cli import report_arguments
     from .errors import ConfigError, os_error_line
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):  # one line, not argparse's usage block
-            raise ConfigError("report arguments", " ".join(argv), f"--results DIR ({message})")
-
-    parser = Parser(prog="labeldp-sim report", description="results/index.html and one page per "
-                    "experiment, from the files already in the results directory")
-    parser.add_argument("--results", default="results", help="the results directory (default: results)")
     try:
-        args = parser.parse_args(argv)
-        if not args.results.strip():  # Path('') would write the report into the working directory
-            raise ConfigError("--results", args.results, "a non-empty path of an existing results directory")
-        results = Path(args.results)
+        typed = report_arguments(argv)[1]
+        results = Path(typed)
         if not results.is_dir():
-            raise ConfigError("--results", args.results, "an existing results directory")
+            raise ConfigError("--results", typed, "an existing results directory")
     except ConfigError as err:
         print(f"labeldp-sim report: error: {err}", file=sys.stderr)
         return 2

@@ -294,13 +294,13 @@ class TrialStore:
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from None
         try:
-            self._refuse_newer(con)  # before anything that could write to it
+            version = self._refuse_newer(con)  # before anything that could write to it
             con.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL never corrupts and loses no committed chunk when the process dies;
             # only an operating-system crash may drop the last chunks, which a rerun recomputes
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute("PRAGMA busy_timeout=120000")
-            self._check(con)
+            self._check(con, version)
             yield con
         except sqlite3.Error as err:
             if isinstance(err, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
@@ -325,23 +325,22 @@ class TrialStore:
         stat = os.stat(self.path)
         return os.path.realpath(self.path), stat.st_dev, stat.st_ino
 
-    def _check(self, con) -> None:
-        """Once per process and file: the format's version, the whole file's integrity, and
-        (an unstamped store) that its records can be verified; then stamp the version.
+    def _check(self, con, version: int) -> None:
+        """Once per process and file: the whole file's integrity, and (an unstamped store,
+        ``version`` below :data:`STORE_VERSION`) that its records can be verified; then stamp the
+        version.  ``version`` is :meth:`_refuse_newer`'s, read before anything could write.
 
         Raises
         ------
         StoreMismatch
-            A store of a newer format, or an unstamped one with records without checksums.
+            An unstamped store with records without checksums.
         StoreDamaged
             ``integrity_check`` finds a fault.
         """
         identity = self._identity()
         if identity in _CHECKED:
             return
-        version = self._refuse_newer(con)
-        tables = self._tables(con)
-        if tables:
+        if self._tables(con):
             self._integrity_check(con)
         if version < STORE_VERSION:
             self._upgrade(con, version)
