@@ -46,7 +46,7 @@ report: $(STAMP)
 
 # the report opened in headless Chromium (every page, link, image and table), and its screenshot for the README
 report-check: report
-	$(BIN)/python -m labeldp_sim.core.site_check results/index.html --screenshot docs/report-index.png --screenshot-height 1400
+	$(BIN)/python -m labeldp_sim.report.site_check results/index.html --screenshot docs/report-index.png --screenshot-height 1400
 
 # on every core (pytest-xdist): no test shares a file, a port or a store with another
 test: $(STAMP)

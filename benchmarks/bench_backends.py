@@ -35,10 +35,10 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from joblib import Parallel, delayed
 
-from labeldp_sim.core.cluster import dask_client
-from labeldp_sim.core.config import CONF_DIR, DaskSettings, RunnerSettings
-from labeldp_sim.table1.experiment import build_experiment
-from labeldp_sim.table1.sweep import SweepPlan, run_sweep
+from labeldp_sim.harness.cluster import dask_client
+from labeldp_sim.harness.config import CONF_DIR, DaskSettings, RunnerSettings
+from labeldp_sim.papers.table1.experiment import build_experiment
+from labeldp_sim.papers.table1.sweep import SweepPlan, run_sweep
 
 N_JOBS = 2
 REPEATS = 3

@@ -16,12 +16,12 @@ from __future__ import annotations
 import statistics
 import time
 
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.estimators import KNNMean
-from labeldp_sim.table1.families import BoundedBump
-from labeldp_sim.table1.mechanisms import LaplaceLabel
-from labeldp_sim.table1.sweep import run_trial
-from labeldp_sim.table1.theory import CELLS
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.estimators import KNNMean
+from labeldp_sim.papers.table1.families import BoundedBump
+from labeldp_sim.papers.table1.mechanisms import LaplaceLabel
+from labeldp_sim.papers.table1.sweep import run_trial
+from labeldp_sim.papers.table1.theory import CELLS
 
 EPS = 0.5
 

@@ -31,16 +31,16 @@ import time
 
 import numpy as np
 
-from labeldp_sim.table1.points import Point
-from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.kclass.mechanisms import ALIBI, RandomizedResponse
 from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.privacy.rappor import RAPPOR
-from labeldp_sim.table1.estimators import CubeArgmax, CubeMean
-from labeldp_sim.table1.families import BoundedBump, HolderBump
-from labeldp_sim.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR,
+from labeldp_sim.papers.table1.estimators import CubeArgmax, CubeMean
+from labeldp_sim.papers.table1.families import BoundedBump, HolderBump
+from labeldp_sim.papers.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR,
                                            LaplaceCubeMean, LaplaceLabel)
-from labeldp_sim.table1.sweep import run_trial
-from labeldp_sim.table1.theory import CELLS
+from labeldp_sim.papers.table1.sweep import run_trial
+from labeldp_sim.papers.table1.theory import CELLS
 
 D, G, K, EPS, H_SCALE = 2, 8, 2, 1.0, 2.0
 C = G ** D

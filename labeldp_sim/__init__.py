@@ -13,19 +13,19 @@ Importing the package loads no paper: :func:`labeldp_sim.app.load_papers` (which
 work without Hydra::
 
     import numpy as np
-    from labeldp_sim.table1.families import HolderBump
+    from labeldp_sim.papers.table1.families import HolderBump
 
     instance = HolderBump(d=2).draw(np.random.default_rng(0), G=8)
     X, y = instance.sample(10_000, np.random.default_rng(1))
 """
 
 # First: in a labeldp-sim process, a Ctrl-C or SIGTERM while numpy, pandas and Hydra load gives
-# one line and exit 130 (143), not a traceback (labeldp_sim.core.interrupts; standard library only)
-from .core import interrupts as _interrupts
+# one line and exit 130 (143), not a traceback (labeldp_sim.harness.interrupts; standard library only)
+from labeldp_sim.harness import interrupts as _interrupts
 
 _interrupts.install_for_cli()
 
-from .core import __version__  # noqa: E402
-from .core.errors import ConfigError  # noqa: E402
+from labeldp_sim.harness import __version__  # noqa: E402
+from labeldp_sim.harness.errors import ConfigError  # noqa: E402
 
 __all__ = ["ConfigError", "__version__"]

@@ -1,3 +1,3 @@
-from .app import main
+from labeldp_sim.app import main
 
 main()

@@ -1,9 +1,8 @@
 """The labeldp-sim application: the harness core with every paper package plugged in.
 
-The core (:mod:`labeldp_sim.core`) knows no paper, and importing ``labeldp_sim``
-loads none.  The papers are the package's subpackages other than the shared
-``core`` and ``privacy``, found on disk (:func:`papers`): a new paper is a new
-subpackage, with no edit here.  Importing a paper package registers its
+The harness (:mod:`labeldp_sim.harness`) knows no paper, and importing ``labeldp_sim``
+loads none.  The papers are the subpackages of :mod:`labeldp_sim.papers`, found on
+disk (:func:`papers`): a new paper is a new subpackage there, with no edit here.  Importing a paper package registers its
 experiment kinds and components; importing its ``audit`` module, where it has
 one, registers its audit recipes (only ``labeldp-sim audit`` needs them, so
 they stay out of every run's and every worker's start-up).
@@ -12,7 +11,7 @@ Papers and mechanisms may also live outside the repository:
 ``LABELDP_SIM_PLUGINS`` names further packages (comma-separated importable
 module names, imported after the built-in papers, :func:`plugins`), and
 ``LABELDP_SIM_CONF_PATH`` further config directories
-(:mod:`labeldp_sim.core.conf_path`).  A bad value of either ends the program
+(:mod:`labeldp_sim.harness.conf_path`).  A bad value of either ends the program
 with one line naming the variable, and exit status 2, before anything else.
 """
 
@@ -24,7 +23,7 @@ import os
 import re
 import sys
 
-from .core import interrupts
+from labeldp_sim.harness import interrupts
 
 # The package imports this module's parent first; in a ``labeldp-sim`` process, a Ctrl-C or
 # SIGTERM from here on (numpy, pandas, Hydra and the papers loading) gives one line, not a traceback.
@@ -39,10 +38,10 @@ PLUGINS_ALLOWED = ("comma-separated importable module names (e.g. mylab.toy_pape
 
 
 def papers() -> tuple:
-    """The paper packages' full names (``labeldp_sim.kclass``, ``labeldp_sim.table1``...), sorted."""
-    from .core.provenance import paper_packages
+    """The paper packages' full names (``labeldp_sim.papers.kclass``, ``labeldp_sim.papers.table1``...), sorted."""
+    from labeldp_sim.harness.provenance import paper_packages
 
-    return tuple(f"{__package__}.{name}" for name in paper_packages())
+    return tuple(f"{__package__}.papers.{name}" for name in paper_packages())
 
 
 def plugins() -> tuple:
@@ -53,7 +52,7 @@ def plugins() -> tuple:
     ConfigError
         A name that is not a module name, or that no module on ``sys.path`` has.
     """
-    from .core.errors import ConfigError
+    from labeldp_sim.harness.errors import ConfigError
 
     names = []
     for name in (part.strip() for part in os.environ.get(PLUGINS_VARIABLE, "").split(",")):
@@ -104,7 +103,7 @@ def _is_package(name: str) -> bool:
 def _audit(argv: list) -> int:
     """``labeldp-sim audit [options]``: the privacy audit of every registered mechanism."""
     load_audits()
-    from .privacy.audit import main as audit
+    from labeldp_sim.privacy.audit import main as audit
 
     return audit(argv)
 
@@ -113,10 +112,10 @@ def _report(argv: list) -> int:
     """``labeldp-sim report [--results DIR]``: results/index.html and the experiment pages.
 
     The arguments are checked before any paper's site module loads: a bad one is one line
-    and exit status 2 (:func:`~labeldp_sim.core.cli.report_arguments`).
+    and exit status 2 (:func:`~labeldp_sim.harness.cli.report_arguments`).
     """
-    from .core.cli import report_arguments
-    from .core.errors import ConfigError
+    from labeldp_sim.harness.cli import report_arguments
+    from labeldp_sim.harness.errors import ConfigError
 
     try:
         argv = report_arguments(argv)
@@ -124,15 +123,15 @@ def _report(argv: list) -> int:
         print(f"labeldp-sim report: error: {err}", file=sys.stderr)
         return 2
     load_sites()
-    from .core.site import main as report
+    from labeldp_sim.report.site import main as report
 
     return report(argv)
 
 
 def _load() -> None:
     """The config directories checked and the papers loaded, or one line and exit status 2."""
-    from .core.conf_path import conf_dirs
-    from .core.errors import ConfigError
+    from labeldp_sim.harness.conf_path import conf_dirs
+    from labeldp_sim.harness.errors import ConfigError
 
     try:
         conf_dirs()
@@ -146,11 +145,11 @@ def main(argv: list | None = None) -> None:
     """Entry point of ``python -m labeldp_sim`` and ``labeldp-sim``.
 
     SIGINT and SIGTERM end it with one line and exit status 130 (143), at any
-    instant (:mod:`labeldp_sim.core.interrupts`).
+    instant (:mod:`labeldp_sim.harness.interrupts`).
     """
     try:
         _load()
-        from .core.cli import main as cli_main
+        from labeldp_sim.harness.cli import main as cli_main
 
         cli_main(argv, commands={"audit": _audit, "report": _report})
     except SystemExit as err:

@@ -12,7 +12,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from labeldp_sim.app import load_papers
-from labeldp_sim.core.config import CONF_DIR
+from labeldp_sim.harness.config import CONF_DIR
 
 load_papers()
 
@@ -31,8 +31,8 @@ def make_cfg():
 @pytest.fixture
 def quick_plots(monkeypatch):
     """Figures replaced by a line of text: tests of the store and the export, not of plotting."""
-    from labeldp_sim.core import report
-    from labeldp_sim.table1 import report as table1_report
+    from labeldp_sim.report import figures as report
+    from labeldp_sim.papers.table1 import report as table1_report
 
     monkeypatch.setattr(report, "plot_rates", lambda *a, **k: Path(a[2]).write_text("figure\n"))
     monkeypatch.setattr(table1_report, "plot_exponents", lambda t, path, task: Path(path).write_text("x\n"))

@@ -13,13 +13,13 @@ import pytest
 from omegaconf import OmegaConf
 
 from labeldp_sim.app import load_audits
-from labeldp_sim.core.components import build, component_class
-from labeldp_sim.core.conf_path import conf_file
-from labeldp_sim.core.config import group_options
+from labeldp_sim.harness.components import build, component_class
+from labeldp_sim.harness.conf_path import conf_file
+from labeldp_sim.harness.config import group_options
 from labeldp_sim.privacy import audit
 from labeldp_sim.privacy.protocols import NONE, LocalMechanism
-from labeldp_sim.table1.audit import laplace_release_loss
-from labeldp_sim.table1.mechanisms import LaplaceLabel
+from labeldp_sim.papers.table1.audit import laplace_release_loss
+from labeldp_sim.papers.table1.mechanisms import LaplaceLabel
 from labeldp_sim.privacy.audit import (ALPHA, CAP, CARELESS, EPSILON, LIMITATION, QUICK_DRAWS, TOL, AuditCases, Case,
                                        MissingRecipe, audited_classes, black_box, cap_checks, careless_cases, cases,
                                        clopper_pearson_lower, clopper_pearson_upper, collect, main, run_case)

@@ -389,9 +389,9 @@ def test_a_quoting_hint_for_a_value_outside_hydras_grammar(tmp_path, capsys, mon
 
 def test_n_jobs_is_bounded_by_the_cores(tmp_path):
     """runner.n_jobs: up to JOBS_PER_CORE × the cores here, -cores at least; further with a scheduler."""
-    from labeldp_sim.core.cli import validate_argv
-    from labeldp_sim.core.config import JOBS_PER_CORE, MAX_REMOTE_JOBS
-    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.harness.cli import validate_argv
+    from labeldp_sim.harness.config import JOBS_PER_CORE, MAX_REMOTE_JOBS
+    from labeldp_sim.harness.errors import ConfigError
 
     cores = os.cpu_count() or 1
     out = f"paths.results_dir={tmp_path / 'out'}"
@@ -436,7 +436,7 @@ def _leaves(node, prefix=""):
 
 def _generated_inputs() -> list:
     from labeldp_sim.app import load_papers
-    from labeldp_sim.core.cli import _compose
+    from labeldp_sim.harness.cli import _compose
 
     load_papers()
     inputs = []
@@ -457,7 +457,7 @@ def _blames(line: str, key: str) -> bool:
 @pytest.mark.parametrize("stride", [10, pytest.param(1, marks=pytest.mark.slow)])
 def test_generated_bad_inputs_name_their_key(stride, tmp_path, capsys, monkeypatch):
     from labeldp_sim.app import main
-    from labeldp_sim.core import cli
+    from labeldp_sim.harness import cli
 
     class Accepted(Exception):
         pass

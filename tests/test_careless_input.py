@@ -15,22 +15,22 @@ import numpy as np
 import pytest
 
 from labeldp_sim.app import load_audits
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.kclass import mechanisms as kclass_mechanisms
-from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.kclass import mechanisms as kclass_mechanisms
+from labeldp_sim.papers.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 from labeldp_sim.privacy import audit, protocols, rappor
 from labeldp_sim.privacy.audit import CARELESS, careless_cases, low_bit_codes, run_careless
 from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT, RR_EPSILON_LIMIT
 from labeldp_sim.privacy.protocols import (CubeData, Mechanism, NoPrivacy, check_cells,
                                            check_classes, check_reals)
 from labeldp_sim.privacy.rappor import RAPPOR
-from labeldp_sim.table1 import mechanisms as table1_mechanisms
-from labeldp_sim.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean,
+from labeldp_sim.papers.table1 import mechanisms as table1_mechanisms
+from labeldp_sim.papers.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean,
                                            LaplaceLabel)
-from labeldp_sim.userlevel import mechanisms as userlevel_mechanisms
-from labeldp_sim.userlevel import randomizer as userlevel_randomizer
-from labeldp_sim.userlevel.data import UserValues
-from labeldp_sim.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
+from labeldp_sim.papers.userlevel import mechanisms as userlevel_mechanisms
+from labeldp_sim.papers.userlevel import randomizer as userlevel_randomizer
+from labeldp_sim.papers.userlevel.data import UserValues
+from labeldp_sim.papers.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
                                               OneSampleLaplace, UserRandomizer, coordinate)
 
 load_audits()

@@ -16,11 +16,11 @@ import pytest
 from omegaconf import OmegaConf
 
 import labeldp_sim
-from labeldp_sim.core.components import (AnyOf, Boolean, Component, Constraint, Interval, Nullable, Options, Text,
+from labeldp_sim.harness.components import (AnyOf, Boolean, Component, Constraint, Interval, Nullable, Options, Text,
                                          WithNote, build, check_arguments, components, import_class)
-from labeldp_sim.core.conf_path import conf_file
-from labeldp_sim.core.config import GROUPS, group_options
-from labeldp_sim.core.errors import ConfigError
+from labeldp_sim.harness.conf_path import conf_file
+from labeldp_sim.harness.config import GROUPS, group_options
+from labeldp_sim.harness.errors import ConfigError
 
 
 def _import_everything() -> None:
@@ -174,7 +174,7 @@ def test_build_refuses_an_unregistered_class_like_a_non_component():
         with pytest.raises(ConfigError) as err:
             build("test.toy", {"_target_": target})
         assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
-        assert err.value.allowed == f"a labeldp_sim.core.components.Component of group 'test.toy': {TOY}"
+        assert err.value.allowed == f"a labeldp_sim.harness.components.Component of group 'test.toy': {TOY}"
 
 
 def test_check_arguments_reads_no_instance():
@@ -191,7 +191,7 @@ def test_check_arguments_reads_no_instance():
 
 
 def test_a_component_built_directly_checks_its_declared_parameters():
-    from labeldp_sim.table1.families import HolderBump
+    from labeldp_sim.papers.table1.families import HolderBump
 
     with pytest.raises(ConfigError) as err:
         HolderBump(beta=1.5)

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.core.cli import validate_job
-from labeldp_sim.core.config import BACKENDS, RunnerSettings, group_options, validate_results_dir
-from labeldp_sim.table1.experiment import MAX_N, Experiment, build_experiment
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.cli import validate_job
+from labeldp_sim.harness.config import BACKENDS, RunnerSettings, group_options, validate_results_dir
+from labeldp_sim.papers.table1.experiment import MAX_N, Experiment, build_experiment
 
 from .conftest import SMALL_GRID
 
@@ -89,7 +89,7 @@ def test_estimator_that_does_not_fit_the_task(make_cfg):
                                      ("experiment=cls_label_ldp,nope", "experiment"),
                                      ("distribution=bogus", "distribution")])
 def test_unknown_group_choices_are_one_line(arg, key):
-    from labeldp_sim.core.cli import validate_argv
+    from labeldp_sim.harness.cli import validate_argv
 
     with pytest.raises(ConfigError) as err:
         validate_argv(["-m", "experiment=cls_label_ldp", arg])
@@ -97,7 +97,7 @@ def test_unknown_group_choices_are_one_line(arg, key):
 
 
 def test_known_choices_pass(tmp_path):
-    from labeldp_sim.core.cli import validate_argv
+    from labeldp_sim.harness.cli import validate_argv
 
     # every job is composed and validated (the old check only looked the choices up)
     _, jobs = validate_argv(["-m", "experiment=cls_label_ldp,cls_label_cdp", "grid.reps=3",
@@ -327,7 +327,7 @@ def test_digits_config_key_is_per_record(make_cfg, results):
 def test_digits_sample_count_matches_the_bundled_data_set():
     from sklearn.datasets import load_digits
 
-    from labeldp_sim.kclass.experiments import DIGITS_SAMPLES
+    from labeldp_sim.papers.kclass.experiments import DIGITS_SAMPLES
 
     assert load_digits().target.size == DIGITS_SAMPLES
 
@@ -384,7 +384,7 @@ def test_gamma_beta_up_to_d_is_accepted(make_cfg, results):
 
 
 def test_less_than_one_bump_is_flagged_not_clamped(make_cfg, results):
-    from labeldp_sim.table1.families import HolderBump
+    from labeldp_sim.papers.table1.families import HolderBump
 
     family = HolderBump(d=1, gamma=1.0, beta=1.0, C_M=0.5)  # γβ = d: C_M h^(γβ−d) = 0.5 bumps
     assert family.n_bumps(10) == 1 and not family.construction_valid(10)
@@ -443,7 +443,7 @@ def test_a_size_that_cannot_fit_names_its_key_and_the_limit(make_cfg, results):
 
 
 def test_runner_n_jobs_is_blamed_when_one_trial_fits_but_not_the_workers(make_cfg, results, monkeypatch):
-    from labeldp_sim.core import memory
+    from labeldp_sim.harness import memory
 
     monkeypatch.setattr(memory, "machine_memory", lambda: 2 ** 30)  # 1 GiB; a kclass_fig2a trial holds ~320 MiB
     err = _job_error(make_cfg, results, KC, "runner.n_jobs=4")
@@ -455,8 +455,8 @@ def test_runner_n_jobs_is_blamed_when_one_trial_fits_but_not_the_workers(make_cf
 
 
 def test_memory_budget_of_each_backend(monkeypatch):
-    from labeldp_sim.core import memory
-    from labeldp_sim.core.config import DaskSettings, SlurmSettings, memory_budget
+    from labeldp_sim.harness import memory
+    from labeldp_sim.harness.config import DaskSettings, SlurmSettings, memory_budget
 
     monkeypatch.setattr(memory, "machine_memory", lambda: 10 * 2 ** 30)
 
@@ -476,10 +476,10 @@ def test_memory_estimates_are_lower_bounds():
     """An estimate above what a trial really holds would refuse runs that fit."""
     import tracemalloc
 
-    from labeldp_sim.kclass.experiments import _synthetic_trial, kclass_trial_needs
-    from labeldp_sim.userlevel.families import FixedSign
-    from labeldp_sim.userlevel.mean import Algorithm1
-    from labeldp_sim.userlevel.experiments import UserPoint, trial_needs
+    from labeldp_sim.papers.kclass.experiments import _synthetic_trial, kclass_trial_needs
+    from labeldp_sim.papers.userlevel.families import FixedSign
+    from labeldp_sim.papers.userlevel.mean import Algorithm1
+    from labeldp_sim.papers.userlevel.experiments import UserPoint, trial_needs
 
     def peak(run):
         tracemalloc.start()
@@ -500,8 +500,8 @@ def test_memory_estimates_are_lower_bounds():
 def test_table1_memory_estimates_are_lower_bounds(make_cfg, results):
     import tracemalloc
 
-    from labeldp_sim.table1.experiment import trial_needs
-    from labeldp_sim.table1.sweep import run_trial
+    from labeldp_sim.papers.table1.experiment import trial_needs
+    from labeldp_sim.papers.table1.sweep import run_trial
 
     for overrides in ([LDP, "distribution.K=40", "runner.path=per_sample", "grid.sweeps.N.values=[50000]",
                        "~grid.sweeps.eps"],
@@ -536,7 +536,7 @@ def test_reps_per_d_merges_a_new_d_and_a_dotted_key_wins(make_cfg, results):
 
 def test_reps_per_d_dotted_override_of_the_grid_file_is_accepted(results):
     from labeldp_sim.app import load_papers
-    from labeldp_sim.core.cli import validate_argv
+    from labeldp_sim.harness.cli import validate_argv
 
     load_papers()
     _, jobs = validate_argv([LDP, "grid.reps_per_d.3=1000", f"paths.results_dir={results}"])

@@ -31,17 +31,17 @@ import psutil
 import pytest
 from joblib import delayed
 
-from labeldp_sim.core import cluster as cluster_module
-from labeldp_sim.core import config as config_module
-from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.core.cluster import (ClusterError, TaskLost, check_scheduler, dask_client,
+from labeldp_sim.harness import cluster as cluster_module
+from labeldp_sim.harness import config as config_module
+from labeldp_sim.harness.cli import run_experiment, validate_job
+from labeldp_sim.harness.cluster import (ClusterError, TaskLost, check_scheduler, dask_client,
                                       fingerprint_on_worker, local_workers)
-from labeldp_sim.core.config import DaskSettings, RunnerSettings, SlurmSettings
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.core.runner import _pre_dispatch, execute, shared_arguments
-from labeldp_sim.core.store import STORE_NAME, TrialStore
-from labeldp_sim.table1.experiment import build_experiment
-from labeldp_sim.table1.sweep import SweepPlan, run_sweep
+from labeldp_sim.harness.config import DaskSettings, RunnerSettings, SlurmSettings
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.runner import _pre_dispatch, execute, shared_arguments
+from labeldp_sim.harness.store import STORE_NAME, TrialStore
+from labeldp_sim.papers.table1.experiment import build_experiment
+from labeldp_sim.papers.table1.sweep import SweepPlan, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 NP = "experiment=cls_nonprivate"
@@ -284,11 +284,11 @@ DYING_RUN = """
 import os, sys
 from hydra import compose, initialize_config_dir
 from joblib import delayed
-from labeldp_sim.core.config import CONF_DIR
-from labeldp_sim.core.runner import execute
-from labeldp_sim.core.store import TrialStore
-from labeldp_sim.table1.experiment import build_experiment
-from labeldp_sim.table1.sweep import SweepPlan
+from labeldp_sim.harness.config import CONF_DIR
+from labeldp_sim.harness.runner import execute
+from labeldp_sim.harness.store import TrialStore
+from labeldp_sim.papers.table1.experiment import build_experiment
+from labeldp_sim.papers.table1.sweep import SweepPlan
 
 class DyingPlan(SweepPlan):
     def tasks(self, todo):
@@ -447,7 +447,7 @@ def test_shared_arguments_are_the_large_objects_given_to_several_tasks():
 
 
 def test_a_worker_running_other_code_is_refused():
-    from labeldp_sim.core.provenance import code_fingerprint
+    from labeldp_sim.harness.provenance import code_fingerprint
 
     packages = ("table1",)
     assert fingerprint_on_worker(code_fingerprint(packages), packages, operator.add, 1, 2) == 3

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from labeldp_sim.core.cli import run_experiment
+from labeldp_sim.harness.cli import run_experiment
 
 EXPERIMENTS = (Path(__file__).resolve().parent.parent / "experiments" / "default.txt").read_text().split()
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.errors import FileError
-from labeldp_sim.core.store import TrialStore, atomic_write, staged
+from labeldp_sim.harness.errors import FileError
+from labeldp_sim.harness.store import TrialStore, atomic_write, staged
 
 ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=6", "runner.n_jobs=1",
         "runner.progress=false", "runner.path=sufficient"]
@@ -267,7 +267,7 @@ def test_a_report_whose_pages_fill_the_disk_leaves_the_site_as_it_was(exported, 
 @pytest.mark.parametrize("value", ["", "  "])
 def test_an_empty_results_path_is_refused_and_nothing_is_written(tmp_path, monkeypatch, capsys, value):
     """`report --results ''` wrote into the working directory, exit 0: Path('') is '.'."""
-    from labeldp_sim.core.site import main as report
+    from labeldp_sim.report.site import main as report
 
     monkeypatch.chdir(tmp_path)
     for call in (lambda: _report(["--results", value]), lambda: report(["--results", value])):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.table1.families import HolderBump, SmoothMargin, cube_index
+from labeldp_sim.papers.table1.families import HolderBump, SmoothMargin, cube_index
 
 
 def _mc_risk(instance, G_est, predictions_all, n, rng):
@@ -80,7 +80,7 @@ def test_margin_construction_counts_bumps_and_flags_the_cap():
     ({"K": 1}, "K"), ({"d": 0}, "d"), ({"L": 2.0}, "L"), ({"C_M": 0}, "C_M"),
 ])
 def test_bad_family_parameters_name_their_key(kwargs, key):
-    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.harness.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         HolderBump(**kwargs)

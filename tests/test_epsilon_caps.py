@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 
 from labeldp_sim.app import load_audits
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.kclass.audit import rr_realised_loss, rr_with_prior_realised_loss
-from labeldp_sim.kclass.mechanisms import RandomizedResponse, RRWithPrior
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.kclass.audit import rr_realised_loss, rr_with_prior_realised_loss
+from labeldp_sim.papers.kclass.mechanisms import RandomizedResponse, RRWithPrior
 from labeldp_sim.privacy.audit import TOL, cap_checks, run_cap
 from labeldp_sim.privacy.audit.rappor_audit import rappor_realised_loss
 from labeldp_sim.privacy.grid import (RAPPOR_EPSILON_LIMIT, RR_EPSILON_LIMIT, cap_sweep, grid_probability,
                                       worst_excess)
 from labeldp_sim.privacy.protocols import LOG_ODDS_LIMIT
 from labeldp_sim.privacy.rappor import RAPPOR
-from labeldp_sim.table1.audit import joint_rappor_realised_loss
-from labeldp_sim.table1.mechanisms import JointRAPPOR
+from labeldp_sim.papers.table1.audit import joint_rappor_realised_loss
+from labeldp_sim.papers.table1.mechanisms import JointRAPPOR
 
 load_audits()
 CHECKS = {c.name: c for c in cap_checks()}

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.choice_law import ChoiceLaw
+from labeldp_sim.privacy.choice_law import ChoiceLaw
 from labeldp_sim.privacy.protocols import NoPrivacy
-from labeldp_sim.table1 import argmax_law
-from labeldp_sim.table1.argmax_law import ChoiceCurve, bin_nodes, tilt_laws
-from labeldp_sim.table1.estimators import CubeArgmax, CubeMean
-from labeldp_sim.table1.families import HolderBump, SmoothMargin
-from labeldp_sim.table1.families.tilt_geometry import TypeTable, overlap_types, product_axes, product_types
-from labeldp_sim.table1.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, LaplaceLabel
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.tuning import Column
+from labeldp_sim.papers.table1 import argmax_law
+from labeldp_sim.papers.table1.argmax_law import ChoiceCurve, bin_nodes, tilt_laws
+from labeldp_sim.papers.table1.estimators import CubeArgmax, CubeMean
+from labeldp_sim.papers.table1.families import HolderBump, SmoothMargin
+from labeldp_sim.papers.table1.families.tilt_geometry import TypeTable, overlap_types, product_axes, product_types
+from labeldp_sim.papers.table1.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, LaplaceLabel
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.tuning import Column
 
 Z = stats.norm.isf(0.5e-6)  # two-sided α = 1e-6
 

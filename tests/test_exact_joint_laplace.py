@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from labeldp_sim.core.count_law import CountLaw
+from labeldp_sim.privacy.count_law import CountLaw
 from labeldp_sim.privacy.protocols import laplace_sum
-from labeldp_sim.table1 import noisy_ratio
-from labeldp_sim.table1.estimators import CubeMean
-from labeldp_sim.table1.families import BoundedBump, HeavyTailBump
-from labeldp_sim.table1.mechanisms import JointLaplace
-from labeldp_sim.table1.noisy_ratio import floored_inverse_moments, floored_ratio_moments
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.tuning import Column
+from labeldp_sim.papers.table1 import noisy_ratio
+from labeldp_sim.papers.table1.estimators import CubeMean
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump
+from labeldp_sim.papers.table1.mechanisms import JointLaplace
+from labeldp_sim.papers.table1.noisy_ratio import floored_inverse_moments, floored_ratio_moments
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.tuning import Column
 
 Z = stats.norm.isf(0.5e-6)  # two-sided α = 1e-6
 PLANTED = 1.05

@@ -17,15 +17,15 @@ import pytest
 
 mp = pytest.importorskip("mpmath").mp
 
-from labeldp_sim.table1.argmax_law import ChoiceCurve, TiltMeasure  # noqa: E402
-from labeldp_sim.table1.estimators import CubeMean  # noqa: E402
-from labeldp_sim.table1.families.geometry import (_cos2_interval, _x_minus_sin, cos2_overlap_square_sum,  # noqa: E402
+from labeldp_sim.papers.table1.argmax_law import ChoiceCurve, TiltMeasure  # noqa: E402
+from labeldp_sim.papers.table1.estimators import CubeMean  # noqa: E402
+from labeldp_sim.papers.table1.families.geometry import (_cos2_interval, _x_minus_sin, cos2_overlap_square_sum,  # noqa: E402
                                                   cos2_projection_deficit)
-from labeldp_sim.table1.families.regression import BoundedBump  # noqa: E402
-from labeldp_sim.table1.families.tilt_geometry import _edge_power_integral  # noqa: E402
-from labeldp_sim.table1.knn_exact import _J, _sin2  # noqa: E402
-from labeldp_sim.table1.minimax_matrices import ROUNDING, NegativeRiskError, checked_risks  # noqa: E402
-from labeldp_sim.table1.tuning import Column  # noqa: E402
+from labeldp_sim.papers.table1.families.regression import BoundedBump  # noqa: E402
+from labeldp_sim.papers.table1.families.tilt_geometry import _edge_power_integral  # noqa: E402
+from labeldp_sim.papers.table1.knn_exact import _J, _sin2  # noqa: E402
+from labeldp_sim.papers.table1.law_free.matrices import ROUNDING, NegativeRiskError, checked_risks  # noqa: E402
+from labeldp_sim.papers.table1.tuning import Column  # noqa: E402
 
 EPS = np.finfo(float).eps
 mp.dps = 50
@@ -122,7 +122,7 @@ def test_cube_mean_exact_risk_at_extreme_ratios(N):
     tolerance is 16ε ∫η² + 1e-13 relative (the count law's quadrature is good to 3e-10 of the
     variance term, but the same P, E[1/n] enter both sides).
     """
-    from labeldp_sim.core.count_law import count_law
+    from labeldp_sim.privacy.count_law import count_law
     from labeldp_sim.privacy.protocols import NoPrivacy
     family, est, mech = BoundedBump(d=1, beta=1.0, T=1.0, L=1.0), CubeMean(), NoPrivacy()
     point = type("P", (), {"d": 1, "N": N})()
@@ -191,7 +191,7 @@ def test_knn_one_axis_integrals_near_column_edges():
 def test_clipped_normal_moments_far_in_the_tails():
     """E clip(Z, ±T), E clip(Z, ±T)² for Z ~ N(μ, s²) with (±T − μ)/s out to ±90: to 4ε (T + |μ|)² absolutely
     (sums of terms of that size; the tails come from Φ(−β), not 1 − Φ(β))."""
-    from labeldp_sim.userlevel.exact import clipped_normal_moments
+    from labeldp_sim.papers.userlevel.exact import clipped_normal_moments
     T = 1.0
     for mu, s in ((0.0, 0.1), (0.9, 0.01), (-3.0, 0.05), (1.2, 0.02)):
         first, second = clipped_normal_moments(mu, s, T)

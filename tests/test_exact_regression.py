@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.count_law import CountLaw
+from labeldp_sim.privacy.count_law import CountLaw
 from labeldp_sim.privacy.protocols import NoPrivacy
-from labeldp_sim.table1.estimators import CubeMean
-from labeldp_sim.table1.families import BoundedBump, HeavyTailBump
-from labeldp_sim.table1.families.geometry import _full_bump_geometry, cos2_overlap_square_sum
-from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.tuning import Column
+from labeldp_sim.papers.table1.estimators import CubeMean
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump
+from labeldp_sim.papers.table1.families.geometry import _full_bump_geometry, cos2_overlap_square_sum
+from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.tuning import Column
 
 Z = stats.norm.isf(0.5e-6)  # two-sided α = 1e-6
 

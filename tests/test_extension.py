@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.config import CONF_DIR
+from labeldp_sim.harness.config import CONF_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ FILES = {
 
         import numpy as np
 
-        from labeldp_sim.core.components import Interval
+        from labeldp_sim.harness.components import Interval
         from labeldp_sim.privacy.protocols import (LABEL_LOCAL, LOG_ODDS_LIMIT, CubeSumMechanism, audit_recipe,
                                                    epsilon_parameter)
 
@@ -99,7 +99,7 @@ FILES = {
     "toy_paper/__init__.py": '''
         """A toy paper: one experiment kind and one component."""
 
-        from labeldp_sim.core.kinds import register
+        from labeldp_sim.harness.kinds import register
 
         from .kind import ToyKind
 
@@ -109,7 +109,7 @@ FILES = {
         PRESENTATION_MODULES = ("__init__.py", "paper.py", "kind.py")
         ''',
     "toy_paper/components.py": '''
-        from labeldp_sim.core.components import Component, Interval
+        from labeldp_sim.harness.components import Component, Interval
 
 
         class ShrunkMean(Component):
@@ -128,9 +128,9 @@ FILES = {
         import pandas as pd
         from joblib import delayed
 
-        from labeldp_sim.core.points import keyed_rng
-        from labeldp_sim.core.runner import Plan
-        from labeldp_sim.core.store import Column, Schema
+        from labeldp_sim.harness.points import keyed_rng
+        from labeldp_sim.harness.runner import Plan
+        from labeldp_sim.harness.store import Column, Schema
 
         from .components import ShrunkMean
 
@@ -161,10 +161,10 @@ FILES = {
     "toy_paper/kind.py": '''
         from dataclasses import dataclass
 
-        from labeldp_sim.core.components import build
-        from labeldp_sim.core.config import config_node, validate_common
-        from labeldp_sim.core.errors import check, is_int
-        from labeldp_sim.core.kinds import ExperimentKind, JobSpec
+        from labeldp_sim.harness.components import build
+        from labeldp_sim.harness.config import config_node, validate_common
+        from labeldp_sim.harness.errors import check, is_int
+        from labeldp_sim.harness.kinds import ExperimentKind, JobSpec
 
 
         @dataclass(kw_only=True)
@@ -237,8 +237,8 @@ print(json.dumps({"modules": [cls.__module__ for cls in toy], "all": [c.name for
 VALIDATION_CHECK = '''
 import json, sys
 from labeldp_sim.app import load_papers
-from labeldp_sim.core.cli import validate_argv
-from labeldp_sim.core.errors import ConfigError
+from labeldp_sim.harness.cli import validate_argv
+from labeldp_sim.harness.errors import ConfigError
 
 load_papers()
 refused = []
@@ -254,7 +254,7 @@ print(json.dumps(refused))
 FINGERPRINT_CHECK = '''
 import json
 from pathlib import Path
-from labeldp_sim.core.provenance import code_fingerprint
+from labeldp_sim.harness.provenance import code_fingerprint
 
 fp = code_fingerprint.__wrapped__  # uncached: the files change in between
 seen = {"paper": fp(("toy_paper",)), "mechanism": fp(("table1", "toy_mech")), "table1": fp(("table1",))}

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from labeldp_sim.core.fit import fit_slope, verdict
+from labeldp_sim.stats.fit import fit_slope, verdict
 
 
 @pytest.mark.parametrize("ci,theory,expected", [

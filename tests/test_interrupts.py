@@ -1,7 +1,7 @@
 """SIGINT and SIGTERM at any instant of a run: one line, exit 130 (143), a consistent store and
 results directory, an exact count of what is kept.
 
-Signals are delivered at named instants (:func:`labeldp_sim.core.interrupts.checkpoint`:
+Signals are delivered at named instants (:func:`labeldp_sim.harness.interrupts.checkpoint`:
 inside a store transaction, between the renames of an export...), by a hook, not by
 sleeping: the tests do not depend on the machine's speed.  Most instants run in-process
 (cheap); a few need a process of their own (start-up, loky's workers, kill -9).
@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from labeldp_sim.app import main
-from labeldp_sim.core import interrupts
-from labeldp_sim.core.store import MANIFEST, STAGING_PREFIX, atomic_write, staged
+from labeldp_sim.harness import interrupts
+from labeldp_sim.harness.store import MANIFEST, STAGING_PREFIX, atomic_write, staged
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -34,8 +34,8 @@ TABLE = "rate_trials_v1"
 @pytest.fixture
 def fast_plots(monkeypatch):
     """The figures are not what these tests look at: a small file stands for each."""
-    from labeldp_sim.core import report
-    from labeldp_sim.table1 import report as table1_report
+    from labeldp_sim.report import figures as report
+    from labeldp_sim.papers.table1 import report as table1_report
 
     def plot(*args, **kwargs):
         interrupts.checkpoint("call.plot")
@@ -143,9 +143,9 @@ def test_a_signal_at_any_instant_gives_one_line_and_a_consistent_store(tmp_path,
                                                                        fast_plots):
     """25 instants, each in a new run (its own seed) on one results directory, so that each
     export replaces the last one's: the directory must hold one whole run's files after each."""
-    from labeldp_sim.core import provenance
-    from labeldp_sim.table1 import fit
-    from labeldp_sim.table1 import report as table1_report
+    from labeldp_sim.harness import provenance
+    from labeldp_sim.papers.table1 import fit
+    from labeldp_sim.papers.table1 import report as table1_report
 
     for module, name in ((fit, "summarize"), (fit, "fit_rates"), (provenance, "provenance"),
                          (table1_report, "write_table1")):
@@ -304,7 +304,7 @@ def test_the_resource_trackers_clean_up_after_a_dead_driver_without_a_word():
     """A driver that dies holding a loky semaphore leaves it to the tracker, which unlinks it; its
     warnings would follow the interrupt's one line on the same stderr (a flaky loky-start case)."""
     script = ("import os\n"
-              "from labeldp_sim.core import interrupts\n"
+              "from labeldp_sim.harness import interrupts\n"
               "interrupts._start_resource_trackers()\n"
               "from joblib.externals.loky.backend import resource_tracker\n"
               "resource_tracker.register('/loky-labeldp-sim-test-sem', 'semlock')\n"

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.kclass.families import GaussianCircle
-from labeldp_sim.kclass.methods import method_scores
-from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.kclass.families import GaussianCircle
+from labeldp_sim.papers.kclass.methods import method_scores
+from labeldp_sim.papers.kclass.mechanisms import ALIBI, RandomizedResponse, RRWithPrior
 
 ALPHA = 1e-6
 
@@ -110,7 +110,7 @@ def test_vector_approximation_beats_rr_at_large_K():
                                           ("kclass.methods=[rr,magic]", "kclass.methods"),
                                           ("kclass.eps=0", "kclass.eps")])
 def test_kclass_bad_input(make_cfg, override, key):
-    from labeldp_sim.kclass.experiments import validate_kclass
+    from labeldp_sim.papers.kclass.experiments import validate_kclass
 
     with pytest.raises(ConfigError) as err:
         validate_kclass(make_cfg(["experiment=kclass_fig2b", override]))
@@ -127,7 +127,7 @@ GOLDEN_DIGITS = {"rr": 0.62708719851577, "lp_2st": 0.738404452690167, "alibi": 0
 
 
 def test_kclass_numbers_are_unchanged_by_the_move_onto_the_shared_core():
-    from labeldp_sim.kclass.experiments import _digits_records, _synthetic_trial
+    from labeldp_sim.papers.kclass.experiments import _digits_records, _synthetic_trial
 
     methods = list(GOLDEN_SYNTHETIC)
     rows = _synthetic_trial("kclass_fig2a", 10, 0.3, 2000, 50, 1.0, 200, 0.5, methods, 20261122, 3)
@@ -148,8 +148,8 @@ def test_methods_are_components_found_by_name():
     parameters are exactly its constructor's keywords; ε limits and labels come from the classes."""
     import inspect
 
-    from labeldp_sim.core.components import by_name
-    from labeldp_sim.kclass.methods import GROUP, max_epsilon, method
+    from labeldp_sim.harness.components import by_name
+    from labeldp_sim.papers.kclass.methods import GROUP, max_epsilon, method
     from labeldp_sim.privacy.rappor import RAPPOR
 
     table = by_name(GROUP)
@@ -167,7 +167,7 @@ def test_methods_are_components_found_by_name():
 def test_alibi_sampled_draws_as_before():
     """alibi_sampled (not in the golden trial above): its stream, drawn the way the pre-component
     code drew it (report, then one uniform per sample, then the vote's tie-breaking uniforms)."""
-    from labeldp_sim.kclass.methods import method_scores
+    from labeldp_sim.papers.kclass.methods import method_scores
 
     family = GaussianCircle(6, 0.3)
     rng = np.random.default_rng(5)

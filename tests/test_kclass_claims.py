@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.kclass.claims import (CLAIMS, VERDICTS, WIDE_GAP, Check, Claim, Term,
+from labeldp_sim.papers.kclass.claims import (CLAIMS, VERDICTS, WIDE_GAP, Check, Claim, Term,
                                        check_claims, claims_markdown, evaluate_check, gap,
                                        load_summaries)
 

@@ -1,4 +1,4 @@
-"""Exact expected risk of the ℓ∞ kNN mean (labeldp_sim.table1.knn_exact) against its Monte-Carlo trials.
+"""Exact expected risk of the ℓ∞ kNN mean (labeldp_sim.papers.table1.knn_exact) against its Monte-Carlo trials.
 
 The Monte-Carlo mean of ``KNNMean.trial`` over fresh instances must agree with
 ``KNNMean.expected_risks`` at α = 1e-6 and reject a planted 5 % error (the issue's
@@ -17,15 +17,15 @@ import pytest
 from scipy import special, stats
 
 from labeldp_sim.privacy.protocols import NoPrivacy
-from labeldp_sim.table1 import knn_exact as K
-from labeldp_sim.table1.estimators import KNNMean
-from labeldp_sim.table1.families import BoundedBump, HeavyTailBump
-from labeldp_sim.table1.families.cells import cube_index
-from labeldp_sim.table1.families.geometry import COS2
-from labeldp_sim.table1.knn_marginal import box_and_boundary_means, radius_for_mass
-from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceLabel
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.tuning import Column
+from labeldp_sim.papers.table1 import knn_exact as K
+from labeldp_sim.papers.table1.estimators import KNNMean
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump
+from labeldp_sim.papers.table1.families.cells import cube_index
+from labeldp_sim.papers.table1.families.geometry import COS2
+from labeldp_sim.papers.table1.knn_marginal import box_and_boundary_means, radius_for_mass
+from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceLabel
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.tuning import Column
 
 Z = stats.norm.isf(0.5e-6)  # two-sided α = 1e-6
 PLANTED = 1.05

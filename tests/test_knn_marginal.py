@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.table1.points import Point
+from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.privacy.protocols import NoPrivacy
-from labeldp_sim.table1.estimators import KNNMean, knn_mean
-from labeldp_sim.table1.families import BoundedBump, BumpSigns, HeavyTailBump
-from labeldp_sim.table1.knn_marginal import (box_and_boundary_means, draw_knn_estimates, radius_for_mass,
+from labeldp_sim.papers.table1.estimators import KNNMean, knn_mean
+from labeldp_sim.papers.table1.families import BoundedBump, BumpSigns, HeavyTailBump
+from labeldp_sim.papers.table1.knn_marginal import (box_and_boundary_means, draw_knn_estimates, radius_for_mass,
                                              region_mass)
-from labeldp_sim.table1.mechanisms import LaplaceLabel
-from labeldp_sim.table1.sweep import run_trial
+from labeldp_sim.papers.table1.mechanisms import LaplaceLabel
+from labeldp_sim.papers.table1.sweep import run_trial
 
 ALPHA = 1e-6  # the level: a wrong law must be rejected, a right one essentially never
 

@@ -8,7 +8,7 @@ from scipy import stats
 
 from labeldp_sim.privacy.rappor import RAPPOR
 from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, argmax_random_ties
-from labeldp_sim.table1.mechanisms import ExponentialMechanism, JointRAPPOR
+from labeldp_sim.papers.table1.mechanisms import ExponentialMechanism, JointRAPPOR
 
 
 def _rappor_output_prob(mech, z, y):
@@ -111,7 +111,7 @@ def test_no_privacy_is_majority_vote():
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
 def test_mechanisms_reject_bad_epsilon(bad):
-    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.harness.errors import ConfigError
 
     for cls in (RAPPOR, JointRAPPOR, ExponentialMechanism):
         with pytest.raises(ConfigError, match="epsilon"):
@@ -123,9 +123,9 @@ def test_mechanisms_reject_bad_epsilon(bad):
 
 def _registered_mechanisms():
     """Every concrete mechanism class of the package, as the registries list them once its modules load."""
-    import labeldp_sim.kclass.mechanisms  # noqa: F401
-    import labeldp_sim.table1.mechanisms  # noqa: F401
-    import labeldp_sim.userlevel.mechanisms  # noqa: F401
+    import labeldp_sim.papers.kclass.mechanisms  # noqa: F401
+    import labeldp_sim.papers.table1.mechanisms  # noqa: F401
+    import labeldp_sim.papers.userlevel.mechanisms  # noqa: F401
     from labeldp_sim.privacy.audit import audited_classes
 
     return [cls for cls in audited_classes() if cls.__module__.startswith("labeldp_sim.")]
@@ -135,7 +135,7 @@ def _registered_mechanisms():
 def test_every_mechanism_declares_exactly_its_keyword_parameters(cls):
     import inspect
 
-    from labeldp_sim.core.components import Constraint
+    from labeldp_sim.harness.components import Constraint
 
     signature = inspect.signature(cls.__init__)
     keywords = [p.name for p in signature.parameters.values()
@@ -152,8 +152,8 @@ def test_every_mechanism_declares_exactly_its_keyword_parameters(cls):
 
 
 def test_the_declared_parameters_are_the_checks():
-    from labeldp_sim.core.errors import ConfigError
-    from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceCubeMean
+    from labeldp_sim.harness.errors import ConfigError
+    from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean
 
     for build, key in ((lambda: JointRAPPOR(1.0, chunk=0), "chunk"), (lambda: JointRAPPOR(1.0, chunk=2.5), "chunk"),
                        (lambda: ExponentialMechanism(1.0, "both"), "protection"),
@@ -168,8 +168,8 @@ def test_the_declared_parameters_are_the_checks():
 def test_a_public_mechanism_cannot_override_the_boundary():
     """report, collect, sample_aggregate, release, law, release_sum, randomize: the protocol's, checked."""
     from labeldp_sim.privacy.audit import audited_classes
-    from labeldp_sim.table1.mechanisms import LaplaceCubeMean
-    from labeldp_sim.userlevel.mechanisms import ClippedMean
+    from labeldp_sim.papers.table1.mechanisms import LaplaceCubeMean
+    from labeldp_sim.papers.userlevel.mechanisms import ClippedMean
 
     before = set(audited_classes())
     with pytest.raises(TypeError, match="SkipsChecks may not override LocalMechanism.report"):
@@ -194,7 +194,7 @@ def test_a_public_mechanism_cannot_override_the_boundary():
 
 
 def test_the_boundary_takes_cube_data_only():
-    from labeldp_sim.core.errors import ConfigError
+    from labeldp_sim.harness.errors import ConfigError
 
     with pytest.raises(ConfigError, match="^data: got ndarray; allowed: a CubeData"):
         ExponentialMechanism(1.0).release(np.zeros((2, 2)), np.random.default_rng(0), 4, 0.5, 1, K=2)
@@ -226,8 +226,8 @@ def test_a_half_written_mechanism_cannot_be_built():
 
 
 def test_K_is_given_never_inferred():
-    from labeldp_sim.core.errors import ConfigError
-    from labeldp_sim.kclass.mechanisms import ALIBI, RandomizedResponse
+    from labeldp_sim.harness.errors import ConfigError
+    from labeldp_sim.papers.kclass.mechanisms import ALIBI, RandomizedResponse
 
     y = np.array([0, 1, 1])
     for mech in (RAPPOR(1.0), RandomizedResponse(1.0), ALIBI(1.0)):
@@ -238,7 +238,7 @@ def test_K_is_given_never_inferred():
 
 def test_central_release_clips_on_both_paths():
     """The per-sample path once summed raw labels: both paths now run one release on the same data."""
-    from labeldp_sim.table1.mechanisms import LaplaceCubeMean
+    from labeldp_sim.papers.table1.mechanisms import LaplaceCubeMean
 
     cells = np.array([0, 0, 1, 1, 1])
     y = np.array([10.0, -0.5, 0.2, 30.0, -30.0])  # labels beyond T = 1
@@ -257,8 +257,8 @@ def test_central_release_clips_on_both_paths():
 
 def test_randomized_response_on_a_cube_is_private(make_cfg, tmp_path):
     """mechanism=rr on cls_label_ldp: privatized (riskier than no privacy), not a pass-through."""
-    from labeldp_sim.table1.experiment import build_experiment
-    from labeldp_sim.table1.sweep import run_sweep
+    from labeldp_sim.papers.table1.experiment import build_experiment
+    from labeldp_sim.papers.table1.sweep import run_sweep
 
     risks = {}
     for mech in ("rr", "none"):

@@ -13,17 +13,17 @@ from hydra import compose, initialize_config_dir
 from scipy import integrate
 from scipy.stats import qmc
 
-from labeldp_sim.table1 import theory
-from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.table1.families import HolderBump
-from labeldp_sim.table1.families.geometry import _linear_edge_geometry, _linf_box_integral
-from labeldp_sim.core.config import CONF_DIR
-from labeldp_sim.core.components import components
-from labeldp_sim.table1.estimators import Estimator, knn_mean
-from labeldp_sim.table1.minimax import LawFreeSpec
-from labeldp_sim.table1.points import Point
-from labeldp_sim.table1.tuning import CommonDraws, geometric_grid
-from labeldp_sim.table1.minimax_fit import cross_fit
+from labeldp_sim.papers.table1 import theory
+from labeldp_sim.harness.cli import run_experiment, validate_job
+from labeldp_sim.papers.table1.families import HolderBump
+from labeldp_sim.papers.table1.families.geometry import _linear_edge_geometry, _linf_box_integral
+from labeldp_sim.harness.config import CONF_DIR
+from labeldp_sim.harness.components import components
+from labeldp_sim.papers.table1.estimators import Estimator, knn_mean
+from labeldp_sim.papers.table1.law_free.search import LawFreeSpec
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.papers.table1.tuning import CommonDraws, geometric_grid
+from labeldp_sim.papers.table1.law_free.fit import cross_fit
 
 
 def _compose(overrides):
@@ -64,7 +64,7 @@ def test_linear_edge_geometry_integrates_each_bump(d, G, G_est):
     inst = fam.draw(np.random.default_rng(0), G)
     X = np.random.default_rng(1).random((400_000, d))
     g, _ = inst.g_and_class(X)
-    from labeldp_sim.table1.families import cube_index
+    from labeldp_sim.papers.table1.families import cube_index
 
     idx = cube_index(X, G_est)
     model = inst.cell_model(G_est)

@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.table1.estimators import CubeMean, KNNMean
-from labeldp_sim.table1.minimax_fit import (_optima, _pre_asymptotic, fit_law_free, point_matrices,
+from labeldp_sim.papers.table1.estimators import CubeMean, KNNMean
+from labeldp_sim.papers.table1.law_free.fit import (_optima, _pre_asymptotic, fit_law_free, point_matrices,
                                             point_values)
-from labeldp_sim.table1.minimax_plots import plot_convergence
-from labeldp_sim.table1.minimax_table import write_minimax_table
-from labeldp_sim.core.windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
-from labeldp_sim.table1.theory import CELLS
+from labeldp_sim.papers.table1.law_free.plots import plot_convergence
+from labeldp_sim.papers.table1.law_free.table import write_minimax_table
+from labeldp_sim.stats.windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
+from labeldp_sim.papers.table1.theory import CELLS
 
 TOL = 0.05
 
@@ -36,7 +36,7 @@ def _discreteness(log_x: np.ndarray, amplitude: float) -> np.ndarray:
 
 
 def _points(x, M, axis="N", h_exponent=-1 / 3, pre=None, se=None):
-    """A points table of one (axis, d = 1) row as :func:`~.minimax_fit.analyse` writes it."""
+    """A points table of one (axis, d = 1) row as :func:`~.fit.analyse` writes it."""
     x, M = np.asarray(x, float), np.asarray(M, float)
     n = len(x)
     se = np.zeros(n) if se is None else np.asarray(se, float)
@@ -224,7 +224,7 @@ def test_table_and_convergence_diagram_take_the_deepest_window(tmp_path):
 
 
 def test_table1_law_free_column_is_the_deepest_window(tmp_path):
-    from labeldp_sim.table1.report import write_table1
+    from labeldp_sim.papers.table1.report import write_table1
 
     eps = np.logspace(-9, -4, 51)
     M = eps ** -1.0 * np.exp(_discreteness(np.log(eps), 0.16))
@@ -255,7 +255,7 @@ def test_table1_law_free_column_is_the_deepest_window(tmp_path):
 def test_pre_asymptotic_flags_stay_at_the_shallow_end():
     """A flagged point deeper than the first unflagged one is kept in the fits (the flag marks where a sweep
     starts, not a coarsest-scale worst instance that persists into the deep end)."""
-    from labeldp_sim.table1.minimax_fit import _shallow_end_only
+    from labeldp_sim.papers.table1.law_free.fit import _shallow_end_only
     flags = ["coarsest", "trivial", "", "coarsest", ""]
     x = np.logspace(-12, -8, 5)
     frame = pd.concat([_points(x, x ** -0.5, axis="eps", pre=flags),

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 
-from labeldp_sim.core.cli import validate_job
-from labeldp_sim.table1.minimax_plan import LawFreePlan, _fixed, _run_exact
-from labeldp_sim.table1.tuning import Column
+from labeldp_sim.harness.cli import validate_job
+from labeldp_sim.papers.table1.law_free.plan import LawFreePlan, _fixed, _run_exact
+from labeldp_sim.papers.table1.tuning import Column
 
 CASES = {
     # cube mean, bounded labels: the tuning G_est

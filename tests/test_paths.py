@@ -9,15 +9,15 @@ import pytest
 from omegaconf import OmegaConf
 from scipy import stats
 
-from labeldp_sim.table1.families import BoundedBump, HeavyTailBump, HolderBump, SmoothMargin, cube_index
-from labeldp_sim.table1.estimators import CubeArgmax, CubeMean
-from labeldp_sim.table1.points import Point
-from labeldp_sim.core.components import build, component_class
-from labeldp_sim.core.conf_path import conf_file
-from labeldp_sim.core.config import group_options
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump, HolderBump, SmoothMargin, cube_index
+from labeldp_sim.papers.table1.estimators import CubeArgmax, CubeMean
+from labeldp_sim.papers.table1.points import Point
+from labeldp_sim.harness.components import build, component_class
+from labeldp_sim.harness.conf_path import conf_file
+from labeldp_sim.harness.config import group_options
 from labeldp_sim.privacy.rappor import RAPPOR, bit_sums
-from labeldp_sim.table1.mechanisms import JointRAPPOR
-from labeldp_sim.table1.sweep import run_trial
+from labeldp_sim.papers.table1.mechanisms import JointRAPPOR
+from labeldp_sim.papers.table1.sweep import run_trial
 
 ALPHA = 1e-6
 REPS = 300

@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from labeldp_sim.core.cli import validate_job
-from labeldp_sim.core.config import job_kind
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.core.kinds import get_kind
-from labeldp_sim.core.reads import RUN_SETTINGS
-from labeldp_sim.core.runner import execute
-from labeldp_sim.core.store import STORE_NAME, TrialStore
+from labeldp_sim.harness.cli import validate_job
+from labeldp_sim.harness.config import job_kind
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.kinds import get_kind
+from labeldp_sim.harness.reads import RUN_SETTINGS
+from labeldp_sim.harness.runner import execute
+from labeldp_sim.harness.store import STORE_NAME, TrialStore
 
 QUIET = ["runner.n_jobs=1", "runner.backend=sequential", "runner.progress=false"]
 

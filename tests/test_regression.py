@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.table1.families import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
-from labeldp_sim.table1.estimators import CubeMean, KNNMean, knn_mean
-from labeldp_sim.table1.points import Point
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
+from labeldp_sim.papers.table1.estimators import CubeMean, KNNMean, knn_mean
+from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, laplace_sum
-from labeldp_sim.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
-from labeldp_sim.table1.sweep import run_trial
-from labeldp_sim.table1.theory import CELLS
+from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.papers.table1.sweep import run_trial
+from labeldp_sim.papers.table1.theory import CELLS
 
 ALPHA = 1e-6
 

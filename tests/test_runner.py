@@ -3,12 +3,12 @@
 import pandas as pd
 import pytest
 
-from labeldp_sim.core import provenance
-from labeldp_sim.core.config import BACKENDS
-from labeldp_sim.table1.experiment import build_experiment
-from labeldp_sim.table1.sweep import RATE_TRIALS
-from labeldp_sim.table1.sweep import run_sweep
-from labeldp_sim.core.store import TrialStore
+from labeldp_sim.harness import provenance
+from labeldp_sim.harness.config import BACKENDS
+from labeldp_sim.papers.table1.experiment import build_experiment
+from labeldp_sim.papers.table1.sweep import RATE_TRIALS
+from labeldp_sim.papers.table1.sweep import run_sweep
+from labeldp_sim.harness.store import TrialStore
 
 from .conftest import SMALL_GRID
 

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from labeldp_sim.app import load_sites
-from labeldp_sim.core.site import INDEX, SITE_DIR, write_site
-from labeldp_sim.core.site_html import esc, verdict_class
+from labeldp_sim.report.site import INDEX, SITE_DIR, write_site
+from labeldp_sim.report.html import esc, verdict_class
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"

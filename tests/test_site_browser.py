@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from labeldp_sim.core.site import INDEX, SITE_DIR, write_site
-from labeldp_sim.core.site_check import browser_available, check_site
+from labeldp_sim.report.site import INDEX, SITE_DIR, write_site
+from labeldp_sim.report.site_check import browser_available, check_site
 
 from .test_site import RESULTS, copy_results
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from labeldp_sim.core import site_check
-from labeldp_sim.core.site_check import SiteReport, browser_available, check_site
+from labeldp_sim.report import site_check
+from labeldp_sim.report.site_check import SiteReport, browser_available, check_site
 
 pytestmark = pytest.mark.browser
 

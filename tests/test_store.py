@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.store import Column, Schema, TrialStore, atomic_write
+from labeldp_sim.harness.store import Column, Schema, TrialStore, atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -109,7 +109,7 @@ KILL_ARGS = ["experiment=cls_label_cdp", "grid.d=[1]", "grid.reps=100", "runner.
 
 def _killed_at(results, instant: str, n_jobs: int) -> None:
     """Run KILL_ARGS; SIGKILL its whole process group at ``instant`` (``checkpoint:n``), found by
-    the store's own hooks (:mod:`labeldp_sim.core.interrupts`), not by the clock."""
+    the store's own hooks (:mod:`labeldp_sim.harness.interrupts`), not by the clock."""
     env = {**ENV, "LABELDP_SIM_TEST_SIGNAL": f"{instant}:SIGKILL:group"}
     proc = subprocess.Popen([sys.executable, "-m", "labeldp_sim", *KILL_ARGS, f"runner.n_jobs={n_jobs}",
                              f"paths.results_dir={results}"],
@@ -199,8 +199,8 @@ def _printed_slopes(stdout: str) -> dict:
 
 
 def test_two_configs_at_once_each_report_their_own_trials(tmp_path):
-    from labeldp_sim.table1.fit import fit_rates, summarize
-    from labeldp_sim.table1.theory import CELLS
+    from labeldp_sim.papers.table1.fit import fit_rates, summarize
+    from labeldp_sim.papers.table1.theory import CELLS
 
     results = tmp_path / "results"
     a, b = _cli(SMALL, results), _cli([*SMALL, "distribution.C_M=2"], results)
@@ -230,7 +230,7 @@ def test_the_code_fingerprint_follows_numeric_code_only(tmp_path, monkeypatch):
     presentation module it declares, or another paper's code, does not."""
     import shutil
 
-    from labeldp_sim.core import provenance
+    from labeldp_sim.harness import provenance
 
     copy = tmp_path / "labeldp_sim"
     shutil.copytree(ROOT / "labeldp_sim", copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -247,11 +247,11 @@ def test_the_code_fingerprint_follows_numeric_code_only(tmp_path, monkeypatch):
         finally:
             path.write_text(original)
 
-    assert edited("table1/estimators.py") != before
-    assert edited("core/seeds.py") != before
-    assert edited("table1/report.py") == before  # declared in table1/paper.py
-    assert edited("userlevel/mean.py") == before  # another paper
-    assert edited("core/cli.py") == before
+    assert edited("papers/table1/estimators.py") != before
+    assert edited("harness/seeds.py") != before
+    assert edited("papers/table1/report.py") == before  # declared in papers/table1/paper.py
+    assert edited("papers/userlevel/mean.py") == before  # another paper
+    assert edited("harness/cli.py") == before
     assert fingerprint("table1") == before
 
 
@@ -507,7 +507,7 @@ OLD_TABLE = ('CREATE TABLE "demo_v1" ("experiment" TEXT, "config_key" TEXT, "see
 def test_a_store_written_before_checksums_is_refused_not_trusted(tmp_path):
     """A table without row_sha (an older labeldp-sim, or a column dropped after an edit): its
     records cannot be verified, so they are neither reused nor blessed with a checksum now."""
-    from labeldp_sim.core.store import StoreMismatch
+    from labeldp_sim.harness.store import StoreMismatch
 
     path = tmp_path / "s.sqlite"
     with sqlite3.connect(path) as con:
@@ -533,7 +533,7 @@ def test_a_store_written_before_checksums_is_refused_not_trusted(tmp_path):
 def test_an_edited_record_whose_checksum_column_was_dropped_is_refused(tmp_path, healthy, capsys):
     """The run's store (stamped), and the same store unstamped as labeldp-sim wrote it before the
     stamp: a record edited, then row_sha dropped.  Both refused: never the edited number."""
-    from labeldp_sim.core.store import STORE_VERSION
+    from labeldp_sim.harness.store import STORE_VERSION
 
     with sqlite3.connect(healthy[0] / "trials.sqlite") as con:
         assert con.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
@@ -553,7 +553,7 @@ def test_an_edited_record_whose_checksum_column_was_dropped_is_refused(tmp_path,
 
 
 def test_a_store_of_a_newer_format_is_refused_in_one_line(tmp_path, healthy, capsys):
-    from labeldp_sim.core.store import STORE_VERSION
+    from labeldp_sim.harness.store import STORE_VERSION
 
     def newer(store):
         con = sqlite3.connect(store)
@@ -572,7 +572,7 @@ def test_a_store_of_a_newer_format_is_refused_in_one_line(tmp_path, healthy, cap
 def test_an_unstamped_store_of_this_format_is_checked_and_stamped(tmp_path):
     """A store as labeldp-sim wrote it before the stamp (row_sha in every record; runs of an even
     older one without host and pid): reused, runs upgraded, stamped."""
-    from labeldp_sim.core.store import STORE_VERSION
+    from labeldp_sim.harness.store import STORE_VERSION
 
     old = tmp_path / "old.sqlite"
     TrialStore(old).write(SCHEMA, _frame(["a-0", "a-1"]))
@@ -602,7 +602,7 @@ def test_an_unstamped_store_of_this_format_is_checked_and_stamped(tmp_path):
 def test_a_table_unlike_the_code_s_is_refused(tmp_path, table):
     """Without its primary key a table takes duplicates; with other columns the code misreads it
     or its inserts fail: refused in one line naming the table."""
-    from labeldp_sim.core.store import StoreMismatch
+    from labeldp_sim.harness.store import StoreMismatch
 
     path = tmp_path / "s.sqlite"
     with sqlite3.connect(path) as con:
@@ -636,7 +636,7 @@ def test_the_whole_file_is_checked_once_per_process(tmp_path, monkeypatch):
 def test_an_interrupt_inside_a_write_keeps_the_chunk_whole_and_counted(tmp_path):
     """KeyboardInterrupt at each step of a write (Python's own handler: no deferral here):
     the chunk is wholly stored or absent, never 'cannot rollback'."""
-    from labeldp_sim.core import interrupts
+    from labeldp_sim.harness import interrupts
 
     for step in ("store.begun", "store.in_transaction", "store.committed"):
         store = TrialStore(tmp_path / f"{step}.sqlite")

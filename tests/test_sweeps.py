@@ -1,10 +1,10 @@
-"""The one sweep validator of the core (core/sweeps.py): lists of axis values and sweep mappings."""
+"""The one sweep validator of the core (harness/sweeps.py): lists of axis values and sweep mappings."""
 
 import pytest
 
-from labeldp_sim.core.components import Interval
-from labeldp_sim.core.errors import ConfigError, is_int
-from labeldp_sim.core.sweeps import Rule, sweep_mapping, sweep_values
+from labeldp_sim.harness.components import Interval
+from labeldp_sim.harness.errors import ConfigError, is_int
+from labeldp_sim.harness.sweeps import Rule, sweep_mapping, sweep_values
 
 N = Rule(lambda v: is_int(v) and v >= 2, "integers >= 2", int)
 EPS = Interval(float, 0, None, closed="neither")

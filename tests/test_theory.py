@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from labeldp_sim.table1.points import snap
-from labeldp_sim.table1.theory import CELLS
+from labeldp_sim.papers.table1.points import snap
+from labeldp_sim.papers.table1.theory import CELLS
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])

@@ -2,7 +2,7 @@
 
 Each returns the array as given (no copy, no change of dtype) and draws nothing, so a valid
 call draws exactly the numbers it drew before the checks existed; a refusal is one
-:class:`~labeldp_sim.core.errors.ConfigError` line.  The protocols
+:class:`~labeldp_sim.harness.errors.ConfigError` line.  The protocols
 (:mod:`labeldp_sim.privacy.protocols`) call them before any clipping or noise, and re-export
 them.
 """
@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from ..core.components import Interval
-from ..core.errors import ConfigError, check, is_int, is_number
+from labeldp_sim.harness.components import Interval
+from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
 
 __all__ = ["LOG_ODDS_LIMIT", "shown", "check_finite", "check_classes", "check_reals", "check_n_cells", "check_cells",
            "check_epsilon", "epsilon_parameter", "noise_scale", "check_noise_scale"]

@@ -30,7 +30,7 @@ clipping and noise happen in one method per mechanism:
 :class:`NoPrivacy` is explicit: its report is the label (a read-only view).  K is always
 an argument for classification mechanisms, never inferred from the labels.
 
-Every mechanism is a :class:`~labeldp_sim.core.components.Component` (group
+Every mechanism is a :class:`~labeldp_sim.harness.components.Component` (group
 ``mechanism`` here; the user-level randomizers have their own): it declares its
 keyword parameters (``parameters``), and its ``audit_cases`` names what the
 privacy audit runs for it.  A protocol's boundary
@@ -38,7 +38,7 @@ methods (``boundary``) cannot be overridden by a public concrete mechanism: the
 class is refused when it is defined.
 
 **Careless inputs are refused at the boundary** (:mod:`labeldp_sim.privacy.checks`), in one
-line that names the argument (a :class:`~labeldp_sim.core.errors.ConfigError`, a ``ValueError``):
+line that names the argument (a :class:`~labeldp_sim.harness.errors.ConfigError`, a ``ValueError``):
 labels that are not integers in 0..K−1, cube indices outside 0..n_cells−1, NaN
 or ±inf in labels, arrays of the wrong shape, and an ε whose probabilities
 float64 cannot represent (:data:`LOG_ODDS_LIMIT`), whose draws on the grid of
@@ -60,7 +60,7 @@ to release data, use a floating-point-safe library (e.g. OpenDP's discrete
 Laplace).
 
 User-level protocols (papers/003) live with their paper in
-:mod:`labeldp_sim.userlevel.mechanisms`, on top of :class:`Privacy`, :func:`laplace_sum`
+:mod:`labeldp_sim.papers.userlevel.mechanisms`, on top of :class:`Privacy`, :func:`laplace_sum`
 and the checks here.
 """
 
@@ -74,10 +74,10 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ..core.components import Component, Nullable
-from ..core.errors import ConfigError, check
+from labeldp_sim.harness.components import Component, Nullable
+from labeldp_sim.harness.errors import ConfigError, check
 # the boundary checks (re-exported: the mechanisms of every paper import them from here)
-from .checks import (LOG_ODDS_LIMIT, _array, _describe, _refuse_first, _require_K, check_cells, check_classes,
+from labeldp_sim.privacy.checks import (LOG_ODDS_LIMIT, _array, _describe, _refuse_first, _require_K, check_cells, check_classes,
                      check_epsilon, check_finite, check_n_cells, check_noise_scale, check_reals, epsilon_parameter,
                      noise_scale, shown)
 
@@ -243,7 +243,7 @@ class CubeData:
 class Mechanism(Component, ABC):
     """What every mechanism states: its ε, what it protects, the tasks it fits.
 
-    A :class:`~labeldp_sim.core.components.Component`: the protocols below give
+    A :class:`~labeldp_sim.harness.components.Component`: the protocols below give
     their mechanisms the group ``mechanism`` (a config reaches one by
     ``_target_``; the privacy audit iterates the registries of every group
     holding mechanisms), and each concrete class declares ``parameters``, its
@@ -489,12 +489,12 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
         return CubeMeanMoments(None, 1.0, 0.0, 1.0, 0.0)
 
     def argmax_choice_law(self, N, mass, K=2):
-        """The cube majority vote (13) in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+        """The cube majority vote (13) in law (:class:`~labeldp_sim.privacy.choice_law.ChoiceLaw`, K = 2).
 
         n_l1 − n_l0 is a sum over the N samples of +1 (in the cube, label 1), −1 (label 0)
         or 0 (elsewhere): rate P(X ∈ B_l) = ``mass``, gain 1; ties broken uniformly.
         """
-        from ..core.choice_law import ChoiceLaw  # the step law of the choice (paper-free core)
+        from labeldp_sim.privacy.choice_law import ChoiceLaw  # the step law of the choice (paper-free core)
         check(int(K) == 2, "K", K, "2 (the exact choice law compares two classes)")
         return ChoiceLaw(int(N), float(mass), 1.0)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.choice_law import ChoiceLaw
-from ..core.errors import check
-from .grid import RAPPOR_EPSILON_LIMIT
-from .protocols import LABEL_LOCAL, CubeSumMechanism, _require_K, audit_recipe, check_classes, epsilon_parameter
+from labeldp_sim.privacy.choice_law import ChoiceLaw
+from labeldp_sim.harness.errors import check
+from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
+from labeldp_sim.privacy.protocols import LABEL_LOCAL, CubeSumMechanism, _require_K, audit_recipe, check_classes, epsilon_parameter
 
 __all__ = ["RAPPOR", "bit_sums", "RAPPOR_LIMIT"]
 
@@ -116,7 +116,7 @@ class RAPPOR(CubeSumMechanism):
         return rng.binomial(counts, self.p) + rng.binomial(n_cell - counts, self.q)
 
     def argmax_choice_law(self, N, mass, K=2) -> ChoiceLaw:
-        """The argmax of the RAPPOR sums in law (:class:`~labeldp_sim.core.choice_law.ChoiceLaw`, K = 2).
+        """The argmax of the RAPPOR sums in law (:class:`~labeldp_sim.privacy.choice_law.ChoiceLaw`, K = 2).
 
         S_l1 − S_l0 = Σ_i (Z_i(1) − Z_i(0)) over the samples in the cube; the two bits are
         independent, so a label-1 sample moves it by +1 w.p. p(1 − q) = p², by −1 w.p. q²,

@@ -6,10 +6,10 @@ import inspect
 
 import pytest
 
-from labeldp_sim.core.components import Interval, Nullable, by_name, components
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.userlevel import families, learning, mean
-from labeldp_sim.userlevel.contract import ESTIMATOR_GROUP, FAMILY_GROUP
+from labeldp_sim.harness.components import Interval, Nullable, by_name, components
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.userlevel import families, learning, mean
+from labeldp_sim.papers.userlevel.contract import ESTIMATOR_GROUP, FAMILY_GROUP
 
 FAMILIES = {**families.FAMILIES, **learning.FAMILIES}
 ESTIMATORS = {**mean.ESTIMATORS, **learning.ESTIMATORS}
@@ -30,7 +30,7 @@ def _init_parameters(cls) -> dict:
 
 def _ours(table: dict) -> dict:
     """The entries of a registry that this package defines (a test may register toys of its own)."""
-    return {key: cls for key, cls in table.items() if cls.__module__.startswith("labeldp_sim.userlevel.")}
+    return {key: cls for key, cls in table.items() if cls.__module__.startswith("labeldp_sim.papers.userlevel.")}
 
 
 def test_the_registries_list_every_family_and_estimator_by_its_name():

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.userlevel.learning import (ESTIMATORS, FAMILIES, Algorithm3, Algorithm4, Algorithm5, CubeMoments,
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.userlevel.learning import (ESTIMATORS, FAMILIES, Algorithm3, Algorithm4, Algorithm5, CubeMoments,
                                             LinearMargin, QuadraticSO, SineRegression, Thm10Hard, Thm12Hard,
                                             box_radial_integral, cube_index, excess_risk, hadamard_decode,
                                             hadamard_encode, hadamard_matrix, regression_risk)

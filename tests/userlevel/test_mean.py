@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.userlevel.data import UserValues, draw_users
-from labeldp_sim.userlevel.families import FAMILIES, FixedSign, Spike, Thm2Hard, Thm6Hard, Thm7Hard
-from labeldp_sim.userlevel.mean import (ESTIMATORS, Algorithm1, Algorithm2, HeavyTailed, ItemLevel, KashinBasis,
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.papers.userlevel.data import UserValues, draw_users
+from labeldp_sim.papers.userlevel.families import FAMILIES, FixedSign, Spike, Thm2Hard, Thm6Hard, Thm7Hard
+from labeldp_sim.papers.userlevel.mean import (ESTIMATORS, Algorithm1, Algorithm2, HeavyTailed, ItemLevel, KashinBasis,
                                         KashinL2, NaiveLaplace, OneSample, TwoStageTuning, algorithm2_plan,
                                         twostage)
-from labeldp_sim.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
+from labeldp_sim.papers.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
                                               OneSampleLaplace, UserRandomizer, coordinate)
 
 

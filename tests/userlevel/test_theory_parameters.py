@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.userlevel import law_free_fit, report
-from labeldp_sim.userlevel.experiments import TASKS, families
-from labeldp_sim.userlevel.theory import FAMILY_RATE_ARGUMENTS, Rate, expected_slope
+from labeldp_sim.papers.userlevel import report
+from labeldp_sim.papers.userlevel.law_free import fit as law_free_fit
+from labeldp_sim.papers.userlevel.experiments import TASKS, families
+from labeldp_sim.papers.userlevel.theory import FAMILY_RATE_ARGUMENTS, Rate, expected_slope
 
 POINT = {"n": 1e6, "m": 64.0, "eps": 1.0, "d": 1}
 NS = np.logspace(6, 9, 7)

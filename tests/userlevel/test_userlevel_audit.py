@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import labeldp_sim.userlevel.audit as ul
+import labeldp_sim.papers.userlevel.audit as ul
 from labeldp_sim.privacy import audit
 from labeldp_sim.privacy.audit import EPSILON, TOL, Case, cases, run_case
 from labeldp_sim.privacy.protocols import USER_LOCAL
-from labeldp_sim.userlevel.data import UserValues
-from labeldp_sim.userlevel.mean import TwoStageTuning
-from labeldp_sim.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
+from labeldp_sim.papers.userlevel.data import UserValues
+from labeldp_sim.papers.userlevel.mean import TwoStageTuning
+from labeldp_sim.papers.userlevel.mechanisms import (BinHistogram, ClippedMean, ItemLevelLaplace, MappedSamples,
                                               OneSampleLaplace, UserRandomizer)
 
 DRAWS = 40_000  # per input: moderate; the "(randomize)" cases use 1 in 10 of them

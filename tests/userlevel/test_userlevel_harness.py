@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.userlevel.experiments import UserLevelPlan, validate_userlevel
-from labeldp_sim.userlevel.report import fit_userlevel, summarize
+from labeldp_sim.harness.cli import run_experiment, validate_job
+from labeldp_sim.papers.userlevel.experiments import UserLevelPlan, validate_userlevel
+from labeldp_sim.papers.userlevel.report import fit_userlevel, summarize
 
 SMALL = ["experiment=ul_mean_1d", "userlevel.trials=6", "runner.progress=false", "runner.n_jobs=1",
          "userlevel.sweeps.n.values=[4096,16384]", "userlevel.sweeps.m.values=[64,256,1024]",
@@ -84,8 +84,8 @@ def test_a_point_the_trial_would_refuse_is_refused_at_validation_with_its_minimu
     """Algorithm 3 at m = 64, ε = 1, d = 2 needs n >= 152 (17 steps, 4 Algorithm 2 groups of 2 users each): the
     validator applies the estimator's own check_point to every point, so n = 151 is refused before computing,
     on the key the user typed, and the trial itself refuses the same point."""
-    from labeldp_sim.core.errors import ConfigError
-    from labeldp_sim.userlevel.learning import Algorithm3, QuadraticSO
+    from labeldp_sim.harness.errors import ConfigError
+    from labeldp_sim.papers.userlevel.learning import Algorithm3, QuadraticSO
 
     base = ["experiment=ul_so", f"paths.results_dir={tmp_path}"]
     with pytest.raises(ConfigError) as err:
@@ -101,10 +101,10 @@ def test_a_point_the_trial_would_refuse_is_refused_at_validation_with_its_minimu
 def test_families_and_estimators_are_the_registries_own_and_classes_carry_their_needs(monkeypatch):
     """A registered estimator class of a task is offered for that task only, with no list to edit, and the
     memory check reads what its sufficient path holds from the class, not from its name."""
-    from labeldp_sim.core import components as registry
-    from labeldp_sim.userlevel.contract import ESTIMATOR_GROUP, Estimator
-    from labeldp_sim.userlevel.experiments import UserPoint, estimators, families, trial_needs
-    from labeldp_sim.userlevel.mean import Algorithm2, KashinL2
+    from labeldp_sim.harness import components as registry
+    from labeldp_sim.papers.userlevel.contract import ESTIMATOR_GROUP, Estimator
+    from labeldp_sim.papers.userlevel.experiments import UserPoint, estimators, families, trial_needs
+    from labeldp_sim.papers.userlevel.mean import Algorithm2, KashinL2
 
     assert set(families("mean")) == {"fixed", "thm2", "thm6", "thm7", "spike"}
     assert set(estimators("so")) == {"alg3"} and estimators("mean")["kashin"] is KashinL2

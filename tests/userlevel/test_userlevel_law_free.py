@@ -11,17 +11,17 @@ import pytest
 from scipy import integrate, stats
 from scipy.linalg import hadamard
 
-from labeldp_sim.core.cli import run_experiment, validate_job
-from labeldp_sim.core.errors import ConfigError
-from labeldp_sim.core.points import keyed_rng
-from labeldp_sim.userlevel import integrals
-from labeldp_sim.userlevel.exact import clipped_normal_moments, decoded_variance
-from labeldp_sim.userlevel.hadamard import fwht
-from labeldp_sim.userlevel.families import Thm2Hard
-from labeldp_sim.userlevel.label_families import Thm10Hard, Thm12Hard
-from labeldp_sim.userlevel.law_free_fit import point_values
-from labeldp_sim.userlevel.mean import Algorithm1
-from labeldp_sim.userlevel.nonparametric import Algorithm4, Algorithm5
+from labeldp_sim.harness.cli import run_experiment, validate_job
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.points import keyed_rng
+from labeldp_sim.papers.userlevel import integrals
+from labeldp_sim.papers.userlevel.exact import clipped_normal_moments, decoded_variance
+from labeldp_sim.papers.userlevel.hadamard import fwht
+from labeldp_sim.papers.userlevel.families import Thm2Hard
+from labeldp_sim.papers.userlevel.label_families import Thm10Hard, Thm12Hard
+from labeldp_sim.papers.userlevel.law_free.fit import point_values
+from labeldp_sim.papers.userlevel.mean import Algorithm1
+from labeldp_sim.papers.userlevel.nonparametric import Algorithm4, Algorithm5
 
 # A Monte-Carlo mean differs from the expectation by N(0, SE²) up to the exact formulas'
 # stated approximations (normal q̂, stage I's independent-normal counts): 4 SE keeps a false

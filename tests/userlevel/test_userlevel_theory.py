@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from labeldp_sim.userlevel.theory import (RATES, SLIPS, TABLE1_ROWS, Rate, expected_slope,
+from labeldp_sim.papers.userlevel.theory import (RATES, SLIPS, TABLE1_ROWS, Rate, expected_slope,
                                           get_rate)
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeldp_sim.userlevel.report import (BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict, reverdict,
+from labeldp_sim.papers.userlevel.report import (BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict, reverdict,
                                           write_table1)
-from labeldp_sim.userlevel.theory import RATES
+from labeldp_sim.papers.userlevel.theory import RATES
 
 
 @pytest.mark.parametrize("ci,expected", [

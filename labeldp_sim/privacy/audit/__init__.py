@@ -53,7 +53,7 @@ breaks one mechanism in one way; the audit must call it "caught".
 each is a call a careless caller could make — a label 0.5 or −1, a cube index
 past n_cells, NaN, samples of shape (m, 2) for d = 1, an ε whose probabilities
 float64 cannot represent.  The mechanism must refuse it at its boundary with one
-:class:`~labeldp_sim.core.errors.ConfigError` line naming the argument: the row
+:class:`~labeldp_sim.harness.errors.ConfigError` line naming the argument: the row
 says "refused", and "ACCEPTED" (the call ran) or "WRONG ERROR" (another
 exception: a traceback for the user, or a line naming another argument) fail the
 audit.
@@ -81,7 +81,7 @@ Outputs: ``<out>/audit.csv`` and ``<out>/audit.md``, written atomically.
 
 **Where the cases come from.**  Every concrete
 :class:`~labeldp_sim.privacy.protocols.Mechanism` registered in any component group
-(:func:`~labeldp_sim.core.components.components`) is audited: its class's
+(:func:`~labeldp_sim.harness.components.components`) is audited: its class's
 ``audit_cases(eps)`` returns an :class:`AuditCases` (real cases of that class, planted
 mutants, careless inputs), usually by importing its paper's recipe module.  A class without
 a recipe of its own, or whose rows are given to another class, stops the audit
@@ -97,16 +97,16 @@ re-exported here: import from ``labeldp_sim.privacy.audit``.
 
 from __future__ import annotations
 
-from .blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
+from labeldp_sim.privacy.audit.blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
                        bits_code, black_box, low_bit_codes)
-from .maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
-from .registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, CapCheck, Careless,
+from labeldp_sim.privacy.audit.maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
+from labeldp_sim.privacy.audit.registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, CapCheck, Careless,
                        Case, MissingRecipe, Recipe, audited_classes, builds, calls, cap_checks, careless_cases, cases,
                        collect, load_configured)
-from .runner import (CAP, CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result,
+from labeldp_sim.privacy.audit.runner import (CAP, CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result,
                      _run_case, low_bit_result, run_audit, run_cap, run_careless, run_case)
-from .report import COLUMNS, NAME_WIDTH, write_outputs
-from .cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
+from labeldp_sim.privacy.audit.report import COLUMNS, NAME_WIDTH, write_outputs
+from labeldp_sim.privacy.audit.cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
 
 __all__ = ["ALPHA", "TOL", "DEFAULT_DRAWS", "QUICK_DRAWS", "EPSILON", "Recipe", "Case", "Careless", "Result",
            "AuditCases", "CapCheck", "MissingRecipe", "Direction", "bits_loss", "matrix_loss", "clopper_pearson_lower",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .maths import _log_bound
+from labeldp_sim.privacy.audit.maths import _log_bound
 
 ALPHA = 1e-6           # black-box: P(ε_lower > true loss) ≤ ALPHA per mechanism
 N_BINS = 50            # quantile bins per real coordinate in the black box's score

@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.errors import MISSING, ConfigError
-from .blackbox import ALPHA
-from .registry import EPSILON, MissingRecipe, collect
-from .report import NAME_WIDTH, _printer, write_outputs
-from .runner import DEFAULT_DRAWS, run_audit
+from labeldp_sim.harness.errors import MISSING, ConfigError
+from labeldp_sim.privacy.audit.blackbox import ALPHA
+from labeldp_sim.privacy.audit.registry import EPSILON, MissingRecipe, collect
+from labeldp_sim.privacy.audit.report import NAME_WIDTH, _printer, write_outputs
+from labeldp_sim.privacy.audit.runner import DEFAULT_DRAWS, run_audit
 
 QUICK_DRAWS = 200_000
 MIN_DRAWS, MAX_DRAWS = 1_000, 100_000_000

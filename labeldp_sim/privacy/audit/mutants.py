@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import LOG_ODDS_LIMIT
-from ..rappor import RAPPOR
+from labeldp_sim.privacy.checks import LOG_ODDS_LIMIT
+from labeldp_sim.privacy.rappor import RAPPOR
 
 
 def full_eps_bits(mech) -> None:

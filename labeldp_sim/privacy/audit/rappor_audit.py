@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..grid import grid_probability
-from ..rappor import RAPPOR
-from .blackbox import bits_code
-from .maths import bits_loss
-from .mutants import _MutantEdgeCapRAPPOR, _MutantFullEpsRAPPOR, _MutantInferredKRAPPOR
-from .registry import K_BB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, builds, calls
+from labeldp_sim.privacy.grid import grid_probability
+from labeldp_sim.privacy.rappor import RAPPOR
+from labeldp_sim.privacy.audit.blackbox import bits_code
+from labeldp_sim.privacy.audit.maths import bits_loss
+from labeldp_sim.privacy.audit.mutants import _MutantEdgeCapRAPPOR, _MutantFullEpsRAPPOR, _MutantInferredKRAPPOR
+from labeldp_sim.privacy.audit.registry import K_BB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, builds, calls
 
 RAPPOR_KS = (2, 3, 4, 8)
 EDGE_CAP = "max_epsilon = 2·ln(2^52 − 1) ≈ 72.09, the edge of the grid (1 − p ≥ 2^-52)"

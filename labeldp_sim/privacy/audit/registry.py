@@ -13,8 +13,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...core.components import component_class, components
-from ..protocols import MECHANISMS, NONE, Mechanism
+from labeldp_sim.harness.components import component_class, components
+from labeldp_sim.privacy.protocols import MECHANISMS, NONE, Mechanism
 
 EPSILON = 1.0          # the claimed ε of every audited mechanism
 T = 1.0                # clipping level; neighbours use labels ±10T, beyond it
@@ -193,7 +193,7 @@ def load_configured() -> None:
     """
     from omegaconf import OmegaConf
 
-    from ...core.config import conf_file, group_options
+    from labeldp_sim.harness.config import conf_file, group_options
 
     for name in group_options(MECHANISMS):
         node = OmegaConf.to_container(OmegaConf.load(conf_file(MECHANISMS, name)), resolve=False)

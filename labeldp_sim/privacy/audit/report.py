@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.store import atomic_write
-from .registry import EPSILON
-from .runner import CAP, CARELESS, LIMITATION, MECHANISM, TOL, Result
+from labeldp_sim.harness.store import atomic_write
+from labeldp_sim.privacy.audit.registry import EPSILON
+from labeldp_sim.privacy.audit.runner import CAP, CARELESS, LIMITATION, MECHANISM, TOL, Result
 
 COLUMNS = ["mechanism", "kind", "privacy", "neighbours", "pair", "claimed_eps", "exact_loss", "exact_method",
            "eps_lower", "direction", "p_hat", "q_hat", "draws", "caught_by", "verdict", "expected", "broken",

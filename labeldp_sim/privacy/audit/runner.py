@@ -9,11 +9,11 @@ from typing import Callable
 
 import numpy as np
 
-from ...core.errors import ConfigError, first_line
-from ..grid import LOSS_TOLERANCE, _rare, cap_sweep, worst_excess
-from ..protocols import Privacy
-from .blackbox import ALPHA, black_box, low_bit_codes
-from .registry import EPSILON, CapCheck, Careless, Case, cap_checks, careless_cases, cases
+from labeldp_sim.harness.errors import ConfigError, first_line
+from labeldp_sim.privacy.grid import LOSS_TOLERANCE, _rare, cap_sweep, worst_excess
+from labeldp_sim.privacy.protocols import Privacy
+from labeldp_sim.privacy.audit.blackbox import ALPHA, black_box, low_bit_codes
+from labeldp_sim.privacy.audit.registry import EPSILON, CapCheck, Careless, Case, cap_checks, careless_cases, cases
 
 TOL = LOSS_TOLERANCE   # exact check: loss > ε + TOL fails (float rounding of log e^ε)
 DEFAULT_DRAWS = 2_000_000

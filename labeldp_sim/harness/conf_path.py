@@ -1,0 +1,111 @@
+"""Where configs come from: the package's ``conf/``, then the directories of ``LABELDP_SIM_CONF_PATH``.
+
+A researcher adds a mechanism, an experiment or a whole paper's configs without
+editing the repository: ``LABELDP_SIM_CONF_PATH`` names further directories
+(separated by ``os.pathsep``, ``:`` on POSIX), each laid out like ``conf/``
+(one folder per config group: ``mechanism/``, ``experiment/``...).  Every
+reader of configs goes through here, so they all see the same files:
+composition (Hydra's ``hydra.searchpath``, :func:`search_path_override`), the
+option lists of the groups (:func:`group_options`, the CLI's checks and
+messages) and the code that loads one YAML of a group (:func:`conf_file`: the
+Table I groups' checks, the privacy audit's mechanism configs).
+
+Hydra searches the package's ``conf/`` first, so an option of an extra
+directory that ``conf/`` (or an earlier extra directory) already has would be
+silently hidden: it is refused instead, as is a directory that does not exist
+or that holds YAML files at its top (the folder of one group named instead of
+its parent).  The variable is read when asked (:func:`conf_dirs`); a bad one is
+one :class:`~labeldp_sim.harness.errors.ConfigError` line naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from labeldp_sim.harness.errors import ConfigError
+
+__all__ = ["CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
+           "group_options", "search_path_override"]
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_PATH_VARIABLE = "LABELDP_SIM_CONF_PATH"
+# the package's own config groups: conf/<group>/*.yaml, one YAML per choice (the papers' own and the core's)
+GROUPS = tuple(sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()))
+LAYOUT = (f"existing directories separated by {os.pathsep!r}, each laid out like conf/ "
+          "(a folder per config group: mechanism/, experiment/...)")
+
+
+def conf_dirs() -> tuple:
+    """The config directories in the order composition searches them: ``conf/``, then the extra ones.
+
+    Raises
+    ------
+    ConfigError
+        ``LABELDP_SIM_CONF_PATH`` names something that is not a directory laid out
+        like ``conf/``, or an option that an earlier directory already has.
+    """
+    return _conf_dirs(os.environ.get(CONF_PATH_VARIABLE, ""))
+
+
+@lru_cache(maxsize=8)
+def _conf_dirs(value: str) -> tuple:
+    dirs = [CONF_DIR]
+    for entry in value.split(os.pathsep):
+        if not entry.strip():  # an empty entry (a trailing separator) adds nothing
+            continue
+        path = Path(entry).expanduser()
+        if not path.is_dir():
+            raise ConfigError(CONF_PATH_VARIABLE, entry, f"{LAYOUT}; this one is not a directory")
+        path = path.resolve()
+        if path in dirs:
+            continue
+        loose = sorted(p.name for p in path.glob("*.yaml"))
+        if loose:
+            raise ConfigError(CONF_PATH_VARIABLE, entry, f"{LAYOUT}; this one holds {loose[0]} at its top "
+                              "(name the folder that holds mechanism/, experiment/..., not one group's folder)")
+        for yaml in sorted(path.glob("*/*.yaml")):
+            group, option = yaml.parent.name, yaml.stem
+            earlier = next((d for d in dirs if (d / group / yaml.name).is_file()), None)
+            if earlier is not None:
+                raise ConfigError(CONF_PATH_VARIABLE, entry, f"{LAYOUT}, adding options of their own: "
+                                  f"{group}/{yaml.name} is already in {earlier} (rename the option {option})")
+        dirs.append(path)
+    return tuple(dirs)
+
+
+def config_groups() -> tuple:
+    """The config groups of every config directory (the package's :data:`GROUPS` and any a plug-in adds)."""
+    return tuple(sorted({p.name for d in conf_dirs() for p in d.iterdir() if p.is_dir()}))
+
+
+def group_options(group: str) -> list[str]:
+    """Names of the YAML files of one config group, in every config directory."""
+    return sorted({p.stem for d in conf_dirs() for p in (d / group).glob("*.yaml")})
+
+
+def conf_file(group: str, option: str) -> Path:
+    """The YAML file of ``option`` of ``group``: the one composition reads (``conf/`` first).
+
+    An option no directory holds gives its path under ``conf/`` (which does not exist).
+    """
+    name = f"{option}.yaml"
+    return next((d / group / name for d in conf_dirs() if (d / group / name).is_file()), CONF_DIR / group / name)
+
+
+def search_path_override() -> list[str]:
+    """The Hydra override that adds the extra config directories to composition (none without any)."""
+    extra = conf_dirs()[1:]
+    if not extra:
+        return []
+    return ["hydra.searchpath=[" + ",".join(_quoted(f"file://{d}") for d in extra) + "]"]
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a single-quoted string of Hydra's override grammar: a quote is escaped, and so are
+    the backslashes before a quote or at the end (the only ones the grammar reads as escapes)."""
+    text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)
+    text = re.sub(r"(\\+)$", lambda m: m.group(1) * 2, text)
+    return f"'{text}'"

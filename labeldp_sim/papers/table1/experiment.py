@@ -1,0 +1,467 @@
+"""Table I experiments (papers/000): from a composed config to a validated :class:`Experiment`.
+
+Validates the grid, builds the distribution, mechanism and estimator of a rate
+cell from their config groups (:mod:`.groups`), snaps the grid to the cell's law
+(:mod:`.points`), tunes every point and checks that the three fit the cell and
+each other and that a trial fits in memory — all before any trial is computed.
+The checks every kind shares are in :mod:`labeldp_sim.harness.config`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from omegaconf import DictConfig
+
+from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, RunnerSettings,
+                           check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
+                           root_value, validate_common)
+from labeldp_sim.harness.errors import ConfigError, check, first_line, is_int, is_number
+from labeldp_sim.harness.kinds import get_kind
+from labeldp_sim.harness.reads import settings_key
+from labeldp_sim.harness.sweeps import Rule, sweep_mapping, sweep_values
+from labeldp_sim.papers.table1.groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
+                     clip_level, code_packages, group_class, mismatch, probe_mechanism)
+from labeldp_sim.papers.table1.points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
+from labeldp_sim.papers.table1.theory import CELLS, Cell
+
+__all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES", "DIMENSIONS"]
+
+GRID_KEYS = ("d", "reps", "reps_per_d", "sweeps")
+# the cube geometry indexes the G^d cubes through d-axis arrays: numpy's index functions take
+# at most 32 axes
+MAX_D = 32
+# a Laplace noise scale past this makes the squared estimates of the exact risk overflow float64
+MAX_NOISE_SCALE = 1e100
+AXES = ("N", "eps")
+# what one d of grid.d (and law_free.d) may be
+DIMENSIONS = Rule(lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MAX_D}] (numpy indexes at most 32 axes)",
+                  int)
+
+
+@dataclass
+class Experiment:
+    """Everything a Table I sweep needs, validated.
+
+    Attributes
+    ----------
+    name, cell : the experiment name and its Table I cell
+    distributions : dict d -> distribution object
+    mechanisms : dict point id -> mechanism object (ε and clipping level T per point)
+    estimator : the estimator
+    points : list of :class:`~labeldp_sim.grid.Point`
+    reps, reps_per_d : replicates per point (``reps_per_d[d]`` overrides ``reps``)
+    seed : root seed
+    path : ``runner.path`` (auto, per_sample or sufficient)
+    runner : :class:`RunnerSettings`
+    results_dir : ``paths.results_dir`` (validated, not created)
+    config_key : :func:`~labeldp_sim.provenance.config_key` of everything that
+        determines a trial's numbers except its grid point (and the code)
+    labels : names of the chosen distribution, mechanism and estimator
+    packages : the paper packages whose code the trials run (table1, and any a ``_target_`` names)
+    tol, min_points : ``fit.*``
+    """
+
+    name: str
+    cell: Cell
+    distributions: dict
+    mechanisms: dict
+    estimator: object
+    points: list
+    reps: int
+    reps_per_d: dict
+    seed: int
+    path: str
+    runner: RunnerSettings
+    results_dir: Path
+    config_key: str
+    labels: dict
+    tol: float
+    min_points: int
+    packages: tuple
+
+    def replicates(self, point: Point) -> int:
+        """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``; one exact entry
+        on the exact path."""
+        if self.trial_path(point) == "exact":
+            return 1
+        return self.reps_per_d.get(point.d, self.reps)
+
+    def exact_everywhere(self) -> bool:
+        """Whether the estimator states the exact expected risk at every point."""
+        return all(self.exact_at(pt) for pt in self.points)
+
+    def exact_possible(self) -> bool:
+        """Whether ``runner.path`` (exact or auto) takes exact expected risks at every point."""
+        return self.path in ("exact", "auto") and self.exact_everywhere()
+
+    def exact_at(self, point: Point) -> bool:
+        """Whether the estimator states the exact expected risk at ``point`` (its family and mechanism)."""
+        return bool(self.estimator.exact_for(self.distributions[point.d], self.mechanisms[point.id]))
+
+    def trial_path(self, point: Point) -> str:
+        """The path a point's trials use: ``auto`` takes the exact expected risk where the estimator
+        states one, else sufficient statistics when both the distribution and the estimator have them."""
+        if self.path == "auto" and self.exact_at(point):
+            return "exact"
+        if self.path != "auto":
+            return self.path
+        return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
+
+
+def _sufficient_possible(distribution, estimator) -> bool:
+    return bool(getattr(distribution, "supports_sufficient", False)
+                and getattr(estimator, "supports_sufficient", False))
+
+
+# what a swept or fixed value of each axis may be
+AXIS_RULES = {
+    "N": Rule(lambda v: is_number(v) and float(v).is_integer() and 1 <= v <= MAX_N,
+              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53)"),
+    "eps": Rule(lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed()),
+}
+
+
+def d_mapping(mapping, key: str, ok, allowed: str, null_means: str | None = None) -> dict:
+    """A mapping d -> value (``grid.reps_per_d``, ``law_free.G_max``) as {int d: value}.
+
+    A key may come as a digit string: Hydra's dotted form ``+grid.reps_per_d.3=1000``
+    writes the key '3' beside the file's integer 3.  The string's value wins (only
+    the command line writes string keys).  With ``null_means``, a null value
+    drops its d (it means ``null_means``); else null is refused like any bad value.
+    """
+    out, from_text = {}, set()
+    for raw, value in mapping.items():
+        text = raw.strip() if isinstance(raw, str) else None
+        d = int(text) if text is not None and text.isdigit() else raw
+        check(is_int(d) and d >= 1, f"{key}.{raw}", raw, f"integer keys d >= 1 (e.g. {key}={{3: ...}})")
+        if value is None and null_means is not None:
+            continue
+        check(ok(value), f"{key}.{raw}", value, allowed + (f" (or null: {null_means})" if null_means else ""))
+        if text is not None or int(d) not in from_text:
+            out[int(d)] = value
+        if text is not None:
+            from_text.add(int(d))
+    return out
+
+
+def _reps_per_d(per_d, key: str = "grid.reps_per_d") -> dict:
+    """``grid.reps_per_d`` as {d: reps}: integer keys d >= 1, integer values >= 1, null values dropped
+    (null: grid.reps).  The grid files list every d, null where grid.reps applies, so that
+    ``grid.reps_per_d={1: 300}`` can be merged into them (Hydra merges a mapping key by key and
+    refuses a key the file lacks)."""
+    check(per_d is None or isinstance(per_d, dict), key, per_d,
+          "null or a mapping d -> integer >= 1 (e.g. {3: 500}; add a d with +grid.reps_per_d.4=500)")
+    return {d: int(v) for d, v in d_mapping(per_d or {}, key, lambda v: is_int(v) and v >= 1, "integer >= 1",
+                                              "grid.reps").items()}
+
+
+def validate_sweeps(cfg, prefix: str = "grid.sweeps") -> dict:
+    """Check the sweeps at ``prefix`` (``grid.sweeps``, or ``law_free.sweeps``) and return them."""
+    return sweep_mapping(prefix, config_node(cfg, prefix, AXES), AXIS_RULES, AXES,
+                         {axis: f"{prefix}.{axis}.values={example}"
+                          for axis, example in (("N", "[1000,10000]"), ("eps", "[0.1,1.0]"))},
+                         repeated="distinct values (a repeated value is the same grid point)")
+
+
+def _validate_grid(cfg) -> dict:
+    """Check ``cfg.grid`` and return it as a plain dict (``reps_per_d`` as {d: reps})."""
+    grid = config_node(cfg, "grid", GRID_KEYS, required=("d", "reps", "sweeps"))
+    sweep_values("grid.d", grid["d"], DIMENSIONS, "grid.d=[1,2]")
+    check(is_int(grid["reps"]) and grid["reps"] >= 1, "grid.reps", grid["reps"], "integer >= 1")
+    # null clears the grid file's mapping; {} cannot (OmegaConf merges mappings key by key)
+    grid["reps_per_d"] = _reps_per_d(grid.get("reps_per_d"))
+    validate_sweeps(cfg)
+    return grid
+
+
+def _point_key(pt: Point) -> tuple[str, float]:
+    """The swept key of a point and the value requested there (for errors)."""
+    if pt.axis == "N":
+        return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by AXIS_RULES
+    return "grid.sweeps.eps.values", pt.eps_requested
+
+
+def _count(n) -> str:
+    """An integer for a message: with thousands separators, or in e-notation past 10^15."""
+    return f"{n:,}" if abs(n) < 10 ** 15 else f"{float(n):.3g}"
+
+
+def _check_noise_scale(mech, pt: Point, mech_node: dict) -> None:
+    """A central full-DP cube mean's noise scale 6T/(n_0 ε), n_0 = n0_fraction · N h^d, must be > 0
+    and at most :data:`MAX_NOISE_SCALE` at every point: the exact risk squares the released
+    estimates, which overflow to inf (NaN risks, found only after the trials ran) beyond it."""
+    if getattr(mech, "protection", None) != "features+label" or not hasattr(mech, "n0"):
+        return
+    try:
+        with np.errstate(all="raise"):
+            n0 = mech.n0(pt.N, 1.0 / pt.G_est, pt.d)
+            scale = 6.0 * mech.T / (n0 * mech.epsilon)
+        ok = bool(0 < scale <= MAX_NOISE_SCALE)  # the risk squares the estimates: they must stay finite
+    except (ConfigError, *FLOAT_ERRORS):
+        ok = False
+    if not ok:
+        key, got = ("mechanism.n0_fraction", mech_node.get("n0_fraction"))
+        if got is None:
+            key, got = _point_key(pt)
+        raise ConfigError(key, got, f"values keeping the noise scale 6T/(n_0 eps) in (0, {MAX_NOISE_SCALE:g}] "
+                                    f"(n_0 = n0_fraction·N·h^d at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
+
+
+def _smallest_N(estimator, cell: Cell, eps: float, beta: float, d: int, p: float) -> int | None:
+    """The smallest N at which the estimator's law gives k <= N (None if none up to 2**53)."""
+    def fits(N):
+        try:
+            with np.errstate(all="ignore"):
+                return 1 <= estimator.neighbours(cell, N, eps, beta, d, p) <= N
+        except FLOAT_ERRORS:
+            return False
+
+    if not fits(MAX_N):
+        return None
+    lo, hi = 0, MAX_N  # fits(hi); k/N falls as N grows (h shrinks), so the first fit is found by bisection
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi
+
+
+def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float) -> ConfigError:
+    """k > N at a grid point: a fixed ``estimator.k`` is to blame, else the point's N (or ε)."""
+    if getattr(estimator, "k", None) is not None:
+        return ConfigError("estimator.k", k, f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
+    smallest = _smallest_N(estimator, cell, pt.eps, beta, pt.d, p)
+    if smallest is None:
+        return ConfigError("estimator.k_scale", getattr(estimator, "k_scale", None),
+                           f"values giving k <= N at some N <= 2**53 (k = k_scale·N·h^d; k = {k:,} neighbours "
+                           f"at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
+    at_least = f"N >= {smallest:,} at d = {pt.d}, eps = {pt.eps:g}"
+    key, got = ("grid.sweeps.N.values", int(pt.N_requested)) if pt.axis == "N" else ("grid.sweeps.eps.N", pt.N)
+    return ConfigError(key, got, f"{at_least} (the kNN law gives k = {k:,} neighbours at N = {pt.N:,}; "
+                                 "k must be <= N; or lower estimator.k_scale)")
+
+
+def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
+    """Validate a ``kind: rates`` configuration and build its :class:`Experiment`.
+
+    Raises ConfigError on the first bad key or value, before any computation;
+    creates nothing.  ``snapped=False`` (law-free runs) keeps every point at
+    its requested N and ε (:func:`~.points.make_points`); the point's tuning,
+    clip level and mechanism follow the law there, validated as law-tied ones.
+    """
+    kind = root_value(cfg, "kind", "rates")
+    basics = validate_common(cfg, kind)
+    check(kind == "rates", "kind", kind, "rates (labeldp_sim.cli.validate_job dispatches kclass and digits)")
+    name = basics.name
+    cell_name = root_value(cfg, "cell", name)
+    check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))
+    cell = CELLS[cell_name]
+
+    # keys and values of every group before anything is built; the distribution first:
+    # estimator.h_scale interpolates ${distribution.h_scale}, and a bad value there is the distribution's
+    nodes, classes = {}, {}
+    for group in OBJECT_GROUPS:
+        check(group in cfg and isinstance(cfg[group], DictConfig) and "_target_" in cfg[group],
+              group, plain(cfg.get(group)), group_options(group))
+        nodes[group] = config_node(cfg, group)
+        classes[group] = group_class(group, nodes[group])
+        check_node(group, nodes[group], classes[group])
+    grid = _validate_grid(cfg)
+    path = str(cfg.runner.path)  # checked against PATHS by validate_runner
+
+    distributions = {int(d): build_object("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
+    first = next(iter(distributions.values()))
+    dist_label = nodes["distribution"].get("name")
+    if first.task != cell.task:
+        raise mismatch("distribution", dist_label, f"a {cell.task} distribution for cell {cell.name}",
+                        cell, name, lambda c: c.task == first.task)
+
+    estimator = build_object("estimator", nodes["estimator"])
+    est_tasks = getattr(estimator, "tasks", ())
+    if cell.task not in est_tasks:
+        raise mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
+                        cell, name, lambda c: c.task in est_tasks)
+
+    # the mechanism against the cell before the estimator against the mechanism, and both before
+    # any tuning: a regression mechanism on a classification cell would otherwise reach its clip
+    # level, which classification laws do not have
+    probe = probe_mechanism(nodes["mechanism"])
+    check_mechanism_fits(probe, nodes["mechanism"].get("name"), cell, name)
+    check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
+    for group in OBJECT_GROUPS:
+        check_name(group, nodes[group])
+
+    beta, p_moment = first.beta, first.p
+    points = make_points(name, cell, grid, beta, first.h_scale, p_moment, snapped)  # FP errors -> ConfigError
+    tuned = []
+    for pt in points:
+        key, requested = _point_key(pt)
+        check(1 <= pt.N <= MAX_N, key, requested,
+              f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
+        check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
+              f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
+        dist = distributions[pt.d]
+        try:
+            with np.errstate(all="raise"):
+                law = estimator.tune(pt, cell, dist)  # the estimator's own law: G_est, and k for a kNN
+                G_est, k = law.G_est, law.k
+                if estimator.tuning == "k" and not 1 <= k <= pt.N:
+                    raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
+                T = clip_level(nodes["mechanism"], dist, pt.h)
+                valid = dist.construction_valid(pt.G)
+        except FLOAT_ERRORS as err:
+            raise ConfigError(key, requested, f"values whose tuning stays within float64 at d = {pt.d} "
+                              f"({first_line(err)})") from None
+        # cube indices are int64 and cube counts float64: both need G^d <= 2**53
+        check(max(pt.G, G_est) ** pt.d <= MAX_CUBES, key, requested,
+              f"values whose cube count stays <= 2**53 (G = {_count(max(pt.G, G_est))} per axis at d = {pt.d}; "
+              "see distribution.h_scale and estimator.h_scale)")
+        tuned.append(replace(pt, G_est=G_est, k=k, T=float("nan") if T is None else T,
+                             in_regime=pt.in_regime and valid))
+    points = tuned
+
+    mechanisms = {}
+    for pt in points:
+        extra = {} if np.isnan(pt.T) else {"T": pt.T}
+        try:
+            with np.errstate(all="raise"):
+                mechanisms[pt.id] = build_object("mechanism", nodes["mechanism"], epsilon=pt.eps, **extra)
+        except FLOAT_ERRORS as err:
+            key, requested = _point_key(pt)
+            raise ConfigError(key, requested, f"values the mechanism can use in float64 "
+                              f"({first_line(err)})") from None
+        except ConfigError as err:
+            if err.key != "mechanism.epsilon":
+                raise
+            # ε comes from the grid, so the grid's key is the one the user typed
+            key, requested = _point_key(pt) if pt.axis == "eps" else ("grid.sweeps.N.eps", pt.eps)
+            raise ConfigError(key, requested, f"eps values this mechanism takes: {err.allowed}") from None
+    check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
+    for pt in points:
+        _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
+    if not _sufficient_possible(first, estimator) and path == "sufficient":
+        raise ConfigError("runner.path", "sufficient",
+                          "auto or per_sample (this distribution/estimator has no sufficient statistics)")
+    if path == "per_sample" or (path != "exact" and not _sufficient_possible(first, estimator)):
+        too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
+        check(not too_big, "runner.path", path,
+              f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
+
+    packages = code_packages(classes)
+    exp = Experiment(
+        name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
+        estimator=estimator, points=points, reps=int(grid["reps"]),
+        reps_per_d=dict(grid["reps_per_d"]),
+        seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
+        config_key=settings_key(cfg, get_kind("rates").for_spec(cfg, None), packages), packages=packages,
+        labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
+        tol=basics.tol, min_points=basics.min_points,
+    )
+    check(path != "exact" or exp.exact_everywhere(), "runner.path", path,
+          f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
+          f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
+    if not snapped and exp.exact_possible():
+        return exp  # law-free entries are exact expectations: no trial holds data (minimax checks the rest)
+    needs = {pt.id: trial_needs(exp, pt) for pt in points}
+    worst = max(points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
+    check_memory(needs[worst.id], exp.runner, f"at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
+    per_d = {d: reps for d, reps in exp.reps_per_d.items() if d in distributions}
+    check_plan_size(sum(exp.replicates(pt) for pt in points), next(
+        (f"grid.reps_per_d.{d}" for d, reps in per_d.items() if reps > exp.reps), "grid.reps"),
+        max([exp.reps, *per_d.values()]), exp.runner)
+    return exp
+
+
+def _relevant_cubes(dist, G: int, G_est: int, d: int) -> float:
+    """Fewest estimator cubes a classification cell model lists (the bump cubes they meet).
+
+    Each of the m bumps (cubes of side 1/G) meets (G_est // G)^d estimator cubes
+    when G_est >= G; else an estimator cube holds at most ⌈G/G_est⌉^d bumps.
+    Families without bumps list every cube.
+    """
+    cubes = float(G_est) ** d
+    if not hasattr(dist, "bump_cubes"):
+        return cubes
+    m = float(dist.n_bumps(G))
+    if G_est >= G:
+        return min(cubes, m * float(G_est // G) ** d)
+    return min(cubes, max(1.0, np.ceil(m / float(-(-G // G_est)) ** d)))
+
+
+def trial_needs(exp: Experiment, pt: Point, path: str | None = None, G_inst: int | None = None) -> list:
+    """The arrays one trial at ``pt`` holds, as lower bounds (:class:`~labeldp_sim.harness.config.Need`).
+
+    By estimator and data path: kNN test points (n_test × (d + 2) float64, 8 times
+    that on the marginal-law path) and, per sample, the N samples (N × (d + 1)
+    float64: features and cube index) and each KD-tree query
+    chunk (256 × k × 24 B); cube estimators per sample hold the samples and
+    the per-cube counts (G_est^d cubes × K classes × 8 B; RAPPOR's N × K
+    reports, 9 B each, when it does not work in chunks), on the sufficient path
+    the cell model (regression: 9 float64 per cube; classification: 4 arrays of
+    relevant cubes × K) and, for K-ary randomized response, its K × K matrix.
+    """
+    dist, mech, est = exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator
+    path = path or exp.trial_path(pt)
+    if path == "exact":
+        return []  # an expected risk in closed form holds a few numbers per cube count
+    key, got = _point_key(pt)
+    if pt.axis == "eps":  # the size comes from the sweep's fixed N
+        key, got = "grid.sweeps.eps.N", pt.N
+    d, N = pt.d, float(pt.N)
+    K = float(getattr(dist, "K", 0) or 0)
+    K_key = {"distribution.K": (int(K), K)}
+    cubes = float(pt.G_est) ** d
+    needs = []
+    if path == "per_sample":
+        needs.append(Need(8.0 * N * (d + 1), f"N = {pt.N:,} samples × (d + 1) float64", {key: (got, N)}))
+    if hasattr(est, "neighbours"):
+        n_test = float(est.n_test)
+        # the marginal-law path draws each test point's estimate from per-query arrays: 8 (d + 2) float64
+        per_query = 8 if path == "sufficient" else 1
+        needs.append(Need(8.0 * per_query * n_test * (d + 2), f"n_test = {est.n_test:,} test points × "
+                          f"{per_query * (d + 2)} float64", {"estimator.n_test": (est.n_test, n_test)}))
+        if path == "sufficient" and est.k is None:
+            # the marginal law sums over the M^d bump-column tuples each query's box meets
+            # (knn_marginal._tuple_signs: int64 and float64); the law's k gives boxes of about one
+            # bump side, which straddle a column boundary on some axis of some query: M >= 2
+            needs.append(Need(16.0 * n_test * 2.0 ** d, f"n_test × 2^d = {est.n_test:,} × {2 ** d:,} bump-column "
+                              "tuples (int64 and float64)", {"estimator.n_test": (est.n_test, n_test),
+                                                              "grid.d": (d, 2.0 ** d)}))
+        if path == "per_sample" and d >= 2:
+            k_key = {"estimator.k": (est.k, float(est.k))} if est.k is not None else {key: (got, pt.k)}
+            needs.append(Need(24.0 * min(256.0, n_test) * pt.k, f"k = {pt.k:,.0f} neighbours × 256 queries × 24 B",
+                              k_key))
+        return needs
+    cube_key = {key: (got, cubes)}
+    if exp.cell.task == "classification":
+        if path == "per_sample":
+            needs.append(Need(8.0 * cubes * K, f"{cubes:,.0f} cubes × K = {K:,.0f} classes of counts (int64)",
+                              {**cube_key, **K_key}))
+            width = getattr(mech, "chunk", None)
+            if hasattr(mech, "bit_probabilities"):  # RAPPOR's bits: all reports at once, or in chunks
+                if width:
+                    needs.append(Need(9.0 * min(float(width), N) * cubes * K, f"{width:,} reports × {cubes:,.0f} "
+                                      f"cubes × K = {K:,.0f} bits and uniforms (mechanism.chunk)",
+                                      {**cube_key, **K_key, "mechanism.chunk": (width, float(width))}))
+                else:
+                    needs.append(Need(9.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} report bits and uniforms",
+                                      {key: (got, N), **K_key}))
+            elif hasattr(mech, "soft_labels"):  # ALIBI: a noisy one-hot per report
+                needs.append(Need(16.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} noisy one-hots (float64)",
+                                  {key: (got, N), **K_key}))
+        else:
+            R = _relevant_cubes(dist, G_inst or pt.G, pt.G_est, d)
+            needs.append(Need(32.0 * R * K, f"{R:,.0f} relevant cubes × K = {K:,.0f} classes × 4 float64 arrays",
+                              {key: (got, R), **K_key}))
+        if hasattr(mech, "transition_matrix") and hasattr(mech, "keep_probability"):
+            needs.append(Need(8.0 * K * K, f"the K × K = {K:,.0f}² randomized-response matrix", K_key))
+    else:
+        needs.append(Need((9.0 if path != "per_sample" else 3.0) * 8.0 * cubes,
+                          f"{cubes:,.0f} estimator cubes × float64 arrays", cube_key))
+        width = getattr(mech, "chunk", None)
+        if path == "per_sample" and width and not hasattr(mech, "bit_probabilities"):
+            needs.append(Need(32.0 * min(float(width), N) * cubes, f"{width:,} reports × 2 × {cubes:,.0f} cubes "
+                              "× 2 float64 (mechanism.chunk)", {**cube_key, "mechanism.chunk": (width, width)}))
+    return needs

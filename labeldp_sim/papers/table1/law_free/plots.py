@@ -1,0 +1,219 @@
+"""Figures of a law-free run (SPEC §5a): rates, risk-matrix heat maps, convergence diagrams.
+
+* ``rate.png``: M, S and the law-tied value against N or ε, one panel per
+  (axis, d); points left out of the fits of M (optimum on a grid edge,
+  pre-asymptotic) are hollow, the Table I exponent is drawn through the
+  deepest window.
+* ``heatmap.png``: log10 R over (G_inst, tuning) at T*, a panel per point
+  (at most ``HEATMAP_COLUMNS`` points per d, evenly spread), the worst
+  instance per tuning and the minimax entry marked.
+* ``convergence.png`` (issue 20, item 3): per (axis, d), the local slope of
+  log M over each window of ``law_free.window_decades`` decades (:mod:`labeldp_sim.stats.windows`) against the
+  window's geometric centre, with its 95 % CI, the theory's exponent and its
+  ± tol band; the deepest window (the verdict's) and the previous one are
+  marked.  Read it from the shallow end to the deep end: a verdict needs the
+  slopes to flatten inside the band (consistent) or outside it
+  (inconsistent).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from matplotlib.image import NonUniformImage  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from labeldp_sim.papers.table1.law_free.matrices import point_matrices  # noqa: E402
+
+__all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
+
+HEATMAP_COLUMNS = 8
+_POWER = FuncFormatter(lambda v, _: f"{10 ** v:.3g}")  # tick labels of a log10 axis
+
+
+def _bounds(v: np.ndarray) -> tuple:
+    """The outer edges of cells centred on the sorted values ``v`` (half a step beyond each end)."""
+    pad = 0.5 * (v[-1] - v[0]) / max(len(v) - 1, 1) if len(v) > 1 else 0.5
+    return float(v[0] - pad), float(v[-1] + pad)
+
+
+def _axis_label(axis: str) -> str:
+    return "N" if axis == "N" else "ε"
+
+
+def _primary(fits: pd.DataFrame, axis: str, d, quantity: str) -> pd.Series | None:
+    rows = fits[(fits.axis == axis) & (fits.d == d) & (fits.quantity == quantity)
+                & fits.primary.astype(bool)]
+    return rows.iloc[0] if len(rows) else None
+
+
+def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str) -> None:
+    """M, S and the law-tied value against the axis, one panel per (axis, d)."""
+    groups = list(points.groupby(["axis", "d"], sort=True))
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
+    # M last, on top: at a dense sweep the three curves overlap
+    styles = {"law_tied": ("^", "C2", "law-tied"), "S": ("s", "C1", "S = max at the law's tuning"),
+              "M": ("o", "C0", "M = min max (oracle tuning)")}
+    for ax, ((axis, d), group) in zip(axes[0], groups):
+        x = group[axis].to_numpy(float)
+        pre = group.get("pre_asymptotic", pd.Series("", index=group.index)).fillna("")
+        left_out = ((group.edge != "") | (pre != "")).to_numpy()
+        size = 6 if len(group) <= 25 else 3.5
+        for quantity, (marker, color, label) in styles.items():
+            y, se = group[quantity].to_numpy(), group[quantity + "_se"].to_numpy()
+            f = _primary(fits, axis, d, quantity)
+            text = ""
+            if f is not None and np.isfinite(f.get("deep_slope", np.nan)):
+                text = f" deepest {f.deep_slope:.3f} [{f.deep_ci_low:.3f}, {f.deep_ci_high:.3f}]"
+            hollow = left_out if quantity == "M" else np.zeros_like(left_out)
+            ax.errorbar(x[~hollow], y[~hollow], yerr=1.96 * se[~hollow], fmt=marker, color=color, capsize=3,
+                        ms=size, label=label + text)
+            if hollow.any():
+                ax.errorbar(x[hollow], y[hollow], yerr=1.96 * se[hollow], fmt=marker, mfc="none", color=color,
+                            capsize=3, ms=size, alpha=0.6)
+        f = _primary(fits, axis, d, "M")
+        if f is not None and np.isfinite(f.get("deep_window_lo", np.nan)):
+            inside = (x >= f.deep_window_lo) & (x <= f.deep_window_hi) & ~left_out
+            centre = np.exp(np.mean(np.log(x[inside])))
+            anchor = np.exp(np.mean(np.log(group.M.to_numpy()[inside])))
+            xs = np.geomspace(x.min(), x.max(), 20)
+            ax.plot(xs, anchor * (xs / centre) ** f.theory, "k--", alpha=0.6,
+                    label=f"Table I {f.theory:.3f} through the deepest window [{f.verdict}]")
+            ax.axvspan(f.deep_window_lo, f.deep_window_hi, color="C3", alpha=0.08)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(_axis_label(axis))
+        ax.set_ylabel("excess risk")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+        ax.set_title(f"{title} law-free, log {_axis_label(axis)}, d={d}", fontsize=8)
+    fig.suptitle("hollow: left out of the fits of M (grid edge or pre-asymptotic); shaded: the deepest window",
+                 fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
+    """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked."""
+
+    rows = sorted(points.d.unique())
+    shown = {d: _spread(points[points.d == d], HEATMAP_COLUMNS) for d in rows}
+    ncols = max(len(part) for part in shown.values())
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(2.6 * ncols, 2.5 * len(rows)), squeeze=False)
+    for a in axes.ravel():
+        a.set_visible(False)
+    by_point = dict(tuple(trials.groupby(["axis", "d", "N", "eps"], sort=False)))
+    for ri, d in enumerate(rows):
+        for ci, (_, pt) in enumerate(shown[d].iterrows()):
+            part = by_point[(pt.axis, d, pt.N, pt.eps)]
+            mats = point_matrices(part, tune_col)
+            T = -1.0 if not np.isfinite(pt.opt_T) else pt.opt_T
+            cols = [j for j, (_, c) in enumerate(mats["tunes"]) if np.isclose(c, T)]
+            if len(cols) < 2:  # the exact path resolves T per tuning: every tuning at its own clip level
+                cols = list(range(len(mats["tunes"])))
+            mean = mats["R"].mean(axis=0)[:, cols]
+            tune = np.array([mats["tunes"][j][0] for j in cols], dtype=float)
+            ax = axes[ri, ci]
+            ax.set_visible(True)
+            # one image on log axes; NonUniformImage because the refined tunings (law_free.refine) crowd
+            # around the optimum (a 60 × 60 pcolormesh per panel is slow to save)
+            x, y = np.log10(tune), np.log10(mats["insts"].astype(float))
+            x_edges, y_edges = _bounds(x), _bounds(y)
+            image = NonUniformImage(ax, interpolation="nearest", cmap="viridis", extent=(*x_edges, *y_edges))
+            # exact zeros (estimator cubes that split no bump's edge) drawn at the smallest positive entry
+            floor = mean[mean > 0].min() if (mean > 0).any() else 1e-300
+            image.set_data(x, y, np.log10(np.maximum(mean, floor)))
+            ax.add_image(image)
+            ax.set_xlim(*x_edges)
+            ax.set_ylim(*y_edges)
+            worst = np.argmax(mean, axis=0)
+            ax.plot(x, y[worst], "w.-", lw=0.8, ms=3)
+            j = int(np.argmin(mean.max(axis=0)))
+            ax.plot(x[j], y[worst[j]], "r*", ms=9)
+            ax.xaxis.set_major_formatter(_POWER)
+            ax.yaxis.set_major_formatter(_POWER)
+            ax.tick_params(labelsize=5)
+            ax.set_xlabel(f"{mats['tune_col']} (oracle, log scale)", fontsize=6)
+            ax.set_ylabel("G_inst", fontsize=6)
+            label = f"N={pt.N:.2g}" if pt.axis == "N" else f"ε={pt.eps:.2g}"
+            ax.set_title(f"d={d} {pt.axis} sweep, {label}", fontsize=7)
+            fig.colorbar(image, ax=ax, shrink=0.7).ax.tick_params(labelsize=5)
+    fig.suptitle(f"{title}: log10 R (white: worst instance per tuning; red star: minimax)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _spread(frame: pd.DataFrame, most: int) -> pd.DataFrame:
+    """At most ``most`` rows of ``frame``, evenly spread over it, both ends kept."""
+    if len(frame) <= most:
+        return frame
+    return frame.iloc[np.unique(np.round(np.linspace(0, len(frame) - 1, most)).astype(int))]
+
+
+def plot_convergence(fits: pd.DataFrame, path: Path, title: str) -> None:
+    """Local slope of log M per window against the window's centre, one panel per (axis, d)."""
+    verdicts = fits[(fits.quantity == "M") & fits.primary.astype(bool)]
+    keys = sorted({(r.axis, int(r.d)) for _, r in verdicts.iterrows()})
+    axes_names = sorted({a for a, _ in keys})
+    dims = sorted({d for _, d in keys})
+    fig, axes = plt.subplots(len(axes_names), len(dims), figsize=(4.6 * len(dims), 3.6 * len(axes_names)),
+                             squeeze=False)
+    for a in axes.ravel():
+        a.set_visible(False)
+    for axis, d in keys:
+        ax = axes[axes_names.index(axis), dims.index(d)]
+        ax.set_visible(True)
+        _convergence_panel(ax, fits, axis, d)
+    decades = float(verdicts.window_decades.iloc[0]) if "window_decades" in verdicts and len(verdicts) else 1.0
+    fig.suptitle(f"{title}, law-free: local slope of log M over {decades:g}-decade windows (95% CI; exact "
+                 "entries: OLS residual error × AR(1) factor, Monte Carlo: WLS/Birge)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _convergence_panel(ax, fits: pd.DataFrame, axis: str, d: int) -> None:
+    f = _primary(fits, axis, d, "M")
+    wins = fits[(fits.quantity == "M_window") & (fits.axis == axis) & (fits.d == d)].sort_values("window_centre")
+    theory, tol = float(f.theory), float(f.tol)
+    ax.axhspan(theory - tol, theory + tol, color="0.85", zorder=0, label=f"theory {theory:.3f} ± {tol:g}")
+    ax.axhline(theory, color="k", lw=1)
+    others = fits[(fits.quantity == "M") & (fits.axis == axis) & (fits.d == d) & ~fits.primary.astype(bool)]
+    for _, o in others.iterrows():
+        ax.axhline(o.theory, color="0.4", ls=":", lw=1, label=f"{o.statement} {o.theory:.3f}")
+    if np.isfinite(f.slope):
+        ax.axhline(f.slope, color="C0", ls="--", lw=0.8, alpha=0.6, label=f"whole range {f.slope:.3f}")
+    if len(wins):
+        x, s = wins.window_centre.to_numpy(float), wins.slope.to_numpy(float)
+        err = [s - wins.ci_low.to_numpy(float), wins.ci_high.to_numpy(float) - s]
+        ax.errorbar(x, s, yerr=err, fmt="o-", color="C0", ms=3, lw=0.8, capsize=2, label="window slope")
+        for flag, color, name in (("previous", "C1", "previous"), ("deepest", "C3", "deepest")):
+            w = wins[wins[flag].astype(bool)]
+            if len(w):
+                w = w.iloc[0]
+                ax.errorbar([w.window_centre], [w.slope], yerr=[[w.slope - w.ci_low], [w.ci_high - w.slope]],
+                            fmt="D", color=color, ms=6, capsize=4, label=f"{name} {w.slope:.3f}")
+        # the band and the two windows the verdict reads stay in view; far-off shallow windows may clip
+        focus = np.concatenate([[theory - 2 * tol, theory + 2 * tol], s,
+                                wins[wins.deepest.astype(bool) | wins.previous.astype(bool)][["ci_low", "ci_high"]]
+                                .to_numpy(float).ravel()])
+        low, high = np.nanmin(focus), np.nanmax(focus)
+        ax.set_ylim(low - 0.05 * (high - low), high + 0.05 * (high - low))
+        ax.set_xscale("log")
+    else:
+        ax.text(0.5, 0.5, f"no window of {f.get('window_decades', 1.0):g} decade(s)\nwith >= 4 usable points",
+                transform=ax.transAxes, ha="center", va="center", fontsize=8)
+    ax.set_xlabel(f"window centre ({_axis_label(axis)})")
+    ax.set_ylabel(f"local slope of log M on log {_axis_label(axis)}")
+    ax.set_title(f"log {_axis_label(axis)}, d={d}: {f.verdict}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6, loc="best")

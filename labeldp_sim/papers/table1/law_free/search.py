@@ -1,0 +1,410 @@
+r"""Law-free empirical minimax (SPEC §5a): risk matrices whose optima the data decide.
+
+The law-tied sweep ties the hard instance's scale and the estimator's tuning
+to the cell's bandwidth law h(N, ε), so its slope can only confirm that law.
+Here, at every grid point (N or ε, and d), replicate r fills a matrix
+
+    R[G_inst, tuning] = exact excess risk of the estimator tuned by ``tuning``
+                        on the hard instance of cube count G_inst,
+
+with G_inst on a fixed geometric grid from 1 to a cap set by the data
+(G^d ≤ N: at least one expected sample per cube) and by computation
+(``law_free.G_max[d]``), and tunings on grids the estimator states
+(:meth:`~.estimators.Estimator.tuning_grid`: G_est for cube estimators, k for
+kNN), times the clip level T for heavy-tailed labels.  The tuning is an
+**oracle** (the best on the grid for the worst instance); no exponent of the
+theory enters either grid.  One more column holds the law's tuning (for S, the
+theorem-tuned worst case) and one more entry the law's own instance at the
+law's tuning (the law-tied value).  :mod:`.plan` computes the entries,
+:mod:`.fit` turns the matrices into M = min max R, S, fits and verdicts.
+
+Every instance searched lies in the class the theorem is about, with fixed
+constants: regression bumps are L-Hölder at every scale and the heavy-tailed
+law (171) has E|Y|^p = M_p; classification uses linear-edge bumps
+(:class:`~labeldp_sim.papers.table1.families.HolderBump` with ``shape="linear_edge"``)
+whose margin ratio is checked in closed form against the declared C_γ, and
+each instance's admission is recorded.
+
+Random streams (:mod:`.tuning`): the instance of (point, r, G_inst) is shared
+by every tuning (common random numbers); the data of each G_est (or, for kNN,
+of the instance) and the mechanism noise of each clip level have their own
+keys.  Clip levels of one G_est share that G_est's data draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from labeldp_sim.harness.components import import_class
+from labeldp_sim.harness.config import CONF_DIR, PER_SAMPLE_MAX_N, config_node
+from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
+from labeldp_sim.harness.memory import Need, check_memory, check_plan_size
+from labeldp_sim.harness.kinds import get_kind
+from labeldp_sim.harness.reads import settings_key
+from labeldp_sim.harness.sweeps import sweep_values
+from labeldp_sim.papers.table1.estimators import Estimator
+from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, _relevant_cubes, build_experiment, d_mapping, trial_needs,
+                         validate_sweeps)
+from labeldp_sim.papers.table1.families import HeavyTailBump, HolderBump
+from labeldp_sim.papers.table1.groups import build_object
+from labeldp_sim.papers.table1.law_free.plan import MINIMAX_TRIALS, LawFreePlan
+from labeldp_sim.papers.table1.tuning import LAW_SLOT, Column, geometric_grid
+
+__all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "validate_mode", "MODES",
+           "LAW_FREE_KEYS"]
+
+MODES = ("law_tied", "law_free")
+LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "C_M",
+                 "window_decades")
+
+
+@dataclass
+class LawFreeSpec:
+    """A validated law-free run of one Table I cell.
+
+    Attributes
+    ----------
+    exp : the cell's :class:`~labeldp_sim.papers.table1.experiment.Experiment` at
+        ``law_free.d``, its points at their requested N and ε with the law's
+        instance, tunings and mechanism there (classification families use
+        linear-edge bumps)
+    inst_grids : dict point id -> G_inst values (before admission)
+    admitted : dict (d, G_inst) -> bool, the margin check (the construction's validity for regression)
+    est_grids : dict point id -> the estimator's oracle tunings (G_est or k)
+    T_grid : oracle clip levels, or (None,) where the mechanism's T is not searched
+    mechanisms : dict (point id, T) -> mechanism of the oracle clip level T (None: the point's own)
+    fine_grids : dict point id -> the oracle tunings of the grid ``refine`` times denser (exact path:
+        the refined columns are taken from it around the coarse optimum, :mod:`.plan`)
+    reps, per_octave, n_test : ``law_free.*`` (``settings["refine"]``: d -> refinement factor)
+    """
+
+    exp: Experiment
+    inst_grids: dict
+    admitted: dict
+    est_grids: dict
+    T_grid: tuple
+    mechanisms: dict
+    reps: int
+    per_octave: int
+    n_test: int
+    G_max: dict
+    margin_constant: dict
+    config_key: str
+    settings: dict
+    exact: bool = False
+    mechanism_node: dict | None = None
+    fine_grids: dict | None = None
+
+    def refine_for(self, d: int) -> int:
+        """How many times denser the refined oracle grid is at ``d`` (1: no refinement; exact entries only)."""
+        return int(self.settings["refine"][d]) if self.exact else 1
+
+    @property
+    def window_decades(self) -> float:
+        """The span of one local-slope window (``law_free.window_decades``)."""
+        return float(self.settings["window_decades"])
+
+    def mechanism_at(self, point, T: float):
+        """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T)."""
+        return build_object("mechanism", self.mechanism_node, epsilon=point.eps, T=float(T))
+
+    @property
+    def searches_T(self) -> bool:
+        """Whether the clip level is an oracle tuning of its own (heavy-tailed labels)."""
+        return self.T_grid != (None,)
+
+    @property
+    def replicates(self) -> int:
+        """Replicates of each entry: one where entries are exact expectations, else ``law_free.reps``."""
+        return 1 if self.exact else self.reps
+
+    @property
+    def name(self):
+        return self.exp.name
+
+    @property
+    def cell(self):
+        return self.exp.cell
+
+    @property
+    def seed(self):
+        return self.exp.seed
+
+    @property
+    def runner(self):
+        return self.exp.runner
+
+    @property
+    def results_dir(self):
+        return self.exp.results_dir
+
+    @property
+    def packages(self):
+        return self.exp.packages
+
+    @property
+    def tol(self):
+        return self.exp.tol
+
+    @property
+    def min_points(self):
+        return self.exp.min_points
+
+    @property
+    def estimator(self) -> Estimator:
+        return self.exp.estimator
+
+    def oracle_columns(self, point) -> list:
+        """The oracle grid's columns at ``point``: every tuning × every clip level (data draw 0)."""
+        return [Column(int(t), self.mechanisms[(point.id, T)], slot, 0, T)
+                for t in self.est_grids[point.id] for slot, T in enumerate(self.T_grid)]
+
+    def law_column(self, point) -> Column:
+        """The law's tuning under the point's own mechanism (its own data and noise streams)."""
+        mech = self.exp.mechanisms[point.id]
+        T = getattr(mech, "T", None)
+        return Column(int(getattr(point, self.estimator.tuning)), mech, LAW_SLOT, LAW_SLOT,
+                      None if T is None else float(T))
+
+
+PER_OCTAVE_MAX = 24
+
+
+@lru_cache(maxsize=1)
+def _packaged_law_free() -> dict:
+    """The d keys of law_free.G_max and law_free.refine in the packaged root config (None: a number,
+    which covers every d)."""
+    node = OmegaConf.load(CONF_DIR / "config.yaml").law_free
+    return {name: {int(k) for k in node[name]} if isinstance(node[name], DictConfig) else None
+            for name in ("G_max", "refine")}
+
+
+def _law_free_settings(cfg) -> dict:
+    node = config_node(cfg, "law_free", LAW_FREE_KEYS, required=LAW_FREE_KEYS)
+    d = sweep_values("law_free.d", node["d"], DIMENSIONS, "law_free.d=[1,2]")
+    check(is_int(node["reps"]) and node["reps"] >= 4 and node["reps"] % 2 == 0, "law_free.reps",
+          node["reps"], "an even integer >= 4 (even and odd replicates cross-fit the selection)")
+    # each matrix is (instances × tunings), both grids per_octave points per factor 2: the work grows
+    # as per_octave², and 24 (8× the default) already resolves an optimum to 3 % of its scale
+    check(is_int(node["per_octave"]) and 2 <= node["per_octave"] <= PER_OCTAVE_MAX, "law_free.per_octave",
+          node["per_octave"], f"an integer in [2, {PER_OCTAVE_MAX}] (grid points per factor 2; the maximum must "
+          "be located, and the matrices grow as its square)")
+    refine_ok, refine_allowed = (lambda v: is_int(v) and 1 <= v <= 64), \
+        "an integer in [1, 64] (the refined oracle grid is that many times denser; 1: no refinement)"
+    refine = node["refine"]
+    if isinstance(refine, dict):
+        refine = d_mapping(refine, "law_free.refine", refine_ok, refine_allowed)
+    else:
+        check(refine_ok(refine), "law_free.refine", refine, refine_allowed + ", or a mapping d -> such an integer")
+        refine = {dim: refine for dim in d}
+    G_max = node["G_max"]
+    check(isinstance(G_max, dict), "law_free.G_max", G_max, "a mapping d -> integer >= 2 (e.g. {1: 2048, 2: 64})")
+    G_max = d_mapping(G_max, "law_free.G_max", lambda v: is_int(v) and v >= 2, "an integer >= 2")
+    packaged = _packaged_law_free()
+    for dim in d:
+        # a d the packaged mappings have too: the user's mapping dropped it; else the user's d is new
+        for name, mapping, allowed in (("G_max", G_max, "integer >= 2"), ("refine", refine, "integer in [1, 64]")):
+            if dim in mapping:
+                continue
+            if packaged[name] is None or dim in packaged[name]:
+                raise ConfigError(f"law_free.{name}", node[name], f"an entry for every law_free.d (missing d = {dim})")
+            raise ConfigError("law_free.d", node["d"], f"dimensions with an entry in law_free.{name} "
+                              f"({', '.join(map(str, sorted(mapping)))}); for d = {dim} add one: "
+                              f"+law_free.{name}.{dim}=<{allowed}>")
+    T_range = node["T_range"]
+    check(isinstance(T_range, list) and len(T_range) == 2 and all(is_number(t) and t > 0 for t in T_range)
+          and T_range[0] < T_range[1], "law_free.T_range", T_range,
+          "[T_min, T_max] with 0 < T_min < T_max (oracle clip levels of heavy-tailed cells)")
+    check(is_int(node["n_test"]) and node["n_test"] >= 2 and (node["n_test"] & (node["n_test"] - 1)) == 0,
+          "law_free.n_test", node["n_test"], "a power of 2 >= 2 (kNN test points)")
+    check(node["sweeps"] is None or isinstance(node["sweeps"], dict), "law_free.sweeps", node["sweeps"],
+          "null (the experiment's grid.sweeps) or a mapping like grid.sweeps")
+    if node["sweeps"] is not None:
+        validate_sweeps(cfg, "law_free.sweeps")
+    check(node["C_M"] is None or (is_number(node["C_M"]) and node["C_M"] > 0), "law_free.C_M", node["C_M"],
+          "null (the distribution's C_M) or a number > 0")
+    check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
+          node["window_decades"], "a number of decades in [0.5, 5] (the span of one local-slope window)")
+    node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
+    node["refine"] = {int(k): int(v) for k, v in refine.items() if int(k) in d}
+    node["d"] = [int(v) for v in d]
+    return node
+
+
+def _searches_margins(distribution_node) -> bool:
+    """Whether the family is the margin-classed bump family (its instances are admitted by C_γ)."""
+    try:
+        cls = import_class(distribution_node.get("_target_", ""))
+    except (ImportError, AttributeError, ValueError):
+        return False  # the law-tied build names the bad _target_
+    return isinstance(cls, type) and issubclass(cls, HolderBump)
+
+
+def _searched_job(cfg, settings: dict) -> DictConfig:
+    """The law-tied job the search is built from (a new config; ``cfg`` is left alone).
+
+    Its grid is ``law_free.d`` (and ``law_free.sweeps`` when set); a
+    margin-classed family uses linear-edge bumps (and ``law_free.C_M``).
+    """
+    job = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+    OmegaConf.set_struct(job, False)
+    job.mode = "law_tied"
+    job.grid.d = settings["d"]
+    if settings["sweeps"] is not None:
+        # the law-free points of a central cell sit deeper in the privacy-dominated regime than the
+        # law-tied ones: there the rate is a sum of two terms, not the law's maximum of them
+        job.grid.sweeps = settings["sweeps"]
+    if _searches_margins(job.distribution):
+        shape = job.distribution.get("shape", "cos2")
+        check(shape in ("cos2", "linear_edge"), "distribution.shape", shape, ("cos2", "linear_edge"))
+        # cos² edges break the margin condition at coarse scales: the search uses linear edges
+        job.distribution.shape = "linear_edge"
+        if settings["C_M"] is not None:
+            # more bumps per instance (a larger, declared C_γ) cut the spread of the classification risk
+            job.distribution.C_M = settings["C_M"]
+    return job
+
+
+def build_law_free(cfg: DictConfig) -> LawFreeSpec:
+    """Validate a ``mode: law_free`` job and build its :class:`LawFreeSpec` (computes nothing)."""
+    settings = _law_free_settings(cfg)
+    job = _searched_job(cfg, settings)
+    try:
+        exp = build_experiment(job, snapped=False)
+    except ConfigError as err:
+        raise _law_free_key(err, settings) from None
+    est = exp.estimator
+    check(isinstance(est, Estimator), "estimator", exp.labels["estimator"],
+          "an estimator of labeldp_sim.papers.table1.estimators.Estimator (it states its tunings and their risks)")
+    exact = exp.exact_possible()  # runner.path=exact without an exact risk was refused by the build
+    if est.tuned_risks_dims is not None and not exact:
+        check(set(settings["d"]) <= set(est.tuned_risks_dims), "law_free.d", settings["d"],
+              f"{sorted(est.tuned_risks_dims)} for {exp.labels['estimator']} cells (the d its law-free path handles)")
+
+    mech_node = config_node(job, "mechanism")
+    per_octave = settings["per_octave"]
+    inst_grids, est_grids, fine_grids, admitted, margin = {}, {}, {}, {}, {}
+    for d, dist in exp.distributions.items():
+        margined = isinstance(dist, HolderBump)
+        margin[d] = dist.margin_constant if margined else float("nan")  # γβ > 1 raises here
+        for G in geometric_grid(1, settings["G_max"][d], per_octave):
+            # classification: the margin condition with C_γ; regression: a law of the class
+            # (the heavy-tailed (171) needs M_p/T_h^p <= 1 and |η| <= M_p T_h^(1-p))
+            admitted[(d, int(G))] = bool(dist.admitted(int(G)) if margined else dist.construction_valid(int(G)))
+    for pt in exp.points:
+        cap = min(settings["G_max"][pt.d], int(np.floor(pt.N ** (1.0 / pt.d) + 1e-9)))
+        check(cap >= 2, "law_free.G_max", settings["G_max"], f"room for G >= 2 at N = {pt.N:,}, d = {pt.d}")
+        grid = geometric_grid(1, cap, per_octave)
+        inst_grids[pt.id] = np.array([G for G in grid if admitted.get((pt.d, int(G)), True)])
+        check(len(inst_grids[pt.id]) >= 3, "law_free.G_max", settings["G_max"],
+              f"at least 3 admitted instance scales at N = {pt.N:,}, d = {pt.d}")
+        est_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave)
+        fine_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave * settings["refine"][pt.d])
+
+    # heavy tails: the clip level is a tuning of its own (bounded labels clip at their bound)
+    clips = isinstance(exp.distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node
+    T_grid = (tuple(float(t) for t in geometric_grid(*settings["T_range"], per_octave, integer=False))
+              if clips else (None,))
+    mechanisms = {}
+    for pt in exp.points:
+        for T in T_grid:
+            mechanisms[(pt.id, T)] = (exp.mechanisms[pt.id] if T is None
+                                      else build_object("mechanism", mech_node, epsilon=pt.eps, T=T))
+    if exact:  # the T grid's mechanisms too must state their moments
+        d_of = {pt.id: pt.d for pt in exp.points}
+        exact = all(est.exact_for(exp.distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
+    # the searched shape and the exact path follow from the settings and the code: both in the key
+    key = settings_key(cfg, get_kind("rates").for_spec(cfg, None), exp.packages)
+    spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
+                       T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
+                       per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
+                       margin_constant=margin, config_key=key, settings=settings, exact=exact,
+                       mechanism_node=dict(mech_node), fine_grids=fine_grids)
+    _check_law_free_size(spec)
+    return spec
+
+
+def _unit_needs(spec: LawFreeSpec, pt) -> list:
+    """The arrays one law-free task at ``pt`` holds at once (lower bounds).
+
+    An estimator that draws the samples (kNN): the N samples (per sample, as
+    :func:`~.experiment.trial_needs` counts them) and one window array of
+    n_test starts per tuning of the grid; cube estimators: the cell model of
+    the largest G_inst and G_est (law_free.G_max caps both), as the law-tied
+    sufficient path counts it.
+    """
+    exp, est = spec.exp, spec.estimator
+    if est.tuned_risks_samples:
+        n = len(spec.est_grids[pt.id]) + 1
+        needs = [_law_free_need(need, spec) for need in trial_needs(exp, pt, path="per_sample")]
+        return needs + [Need(8.0 * spec.n_test * n, f"{n} {est.tuning} values × n_test = {spec.n_test:,} window "
+                             "starts (int64)", {"law_free.n_test": (spec.n_test, float(spec.n_test))})]
+    top = int(max(spec.inst_grids[pt.id].max(), spec.est_grids[pt.id].max()))
+    G_max = {"law_free.G_max": (spec.G_max, float(top) ** pt.d)}
+    # the most relevant cubes: the coarsest instance's bumps cut by the finest estimator
+    G_inst = max((int(G) for G in spec.inst_grids[pt.id]),
+                 key=lambda G: _relevant_cubes(exp.distributions[pt.d], G, top, pt.d))
+    needs = trial_needs(exp, replace(pt, G_est=top), path="sufficient", G_inst=G_inst)
+    # the cube counts come from law_free.G_max here, not from the grid point
+    return [Need(n.bytes, n.what + f" (G = {top:,}: law_free.G_max)",
+                 {**{k: v for k, v in n.keys.items() if not k.startswith("grid.")},
+                  **(G_max if any(k.startswith("grid.") for k in n.keys) else {})})
+            for n in needs]
+
+
+def _law_free_need(need: Need, spec: LawFreeSpec) -> Need:
+    keys = {}
+    for k, v in need.keys.items():
+        err = _law_free_key(ConfigError(k, v[0], ""), spec.settings)
+        keys[err.key] = v
+    return Need(need.bytes, need.what, keys)
+
+
+def _check_law_free_size(spec: LawFreeSpec) -> None:
+    """Refuse a law-free run whose tasks or trial count cannot fit in memory.
+
+    An estimator that draws every sample in this mode (kNN: one data set for
+    all k, T and G_inst) has its N capped as per-sample trials are, before the
+    memory check.
+    """
+    exp = spec.exp
+    if spec.exact:  # a few numbers per entry; the geometry caches are bounded (lru_cache)
+        return
+    if spec.estimator.tuned_risks_samples:
+        largest = max(pt.N for pt in exp.points)
+        check(largest <= PER_SAMPLE_MAX_N, "law_free.sweeps", spec.settings["sweeps"],
+              f"sweeps with N <= {PER_SAMPLE_MAX_N:,} for {exp.labels['estimator']} cells, which run per sample "
+              f"in this mode (the grid reaches N = {largest:,}; set law_free.sweeps)")
+    needs = {pt.id: _unit_needs(spec, pt) for pt in exp.points}
+    worst = max(exp.points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
+    check_memory(needs[worst.id], exp.runner, f"law-free, at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
+    units = sum(len(spec.inst_grids[pt.id]) * spec.reps * (len(spec.est_grids[pt.id]) * len(spec.T_grid) + 2)
+                for pt in exp.points)
+    check_plan_size(units, "law_free.reps", spec.reps, exp.runner)
+
+
+def _law_free_key(err: ConfigError, settings: dict) -> ConfigError:
+    """An error of the law-tied build on the grid keys law_free replaced, blamed on law_free's own.
+
+    The build runs on ``grid.d = law_free.d`` and, when set, ``grid.sweeps =
+    law_free.sweeps``: a bad point there is the user's law_free value.
+    """
+    for grid_key, own, replaced in (("grid.sweeps", "law_free.sweeps", settings["sweeps"] is not None),
+                                    ("grid.d", "law_free.d", True)):
+        if replaced and (err.key == grid_key or err.key.startswith(grid_key + ".")):
+            return ConfigError(own + err.key[len(grid_key):], err.got, err.allowed)
+    return err
+
+
+def validate_mode(cfg) -> str:
+    mode = cfg.get("mode", "law_tied") if isinstance(cfg, DictConfig) else "law_tied"
+    check(mode in MODES, "mode", mode, MODES)
+    if isinstance(cfg, DictConfig) and "law_free" in cfg:
+        _law_free_settings(cfg)  # a bad law_free key is refused in either mode
+    if mode == "law_free":
+        check(cfg.get("kind", "rates") == "rates", "mode", mode, "law_tied (kclass and digits have no law)")
+    return mode

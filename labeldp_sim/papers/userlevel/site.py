@@ -1,0 +1,96 @@
+"""papers/003's parts of the HTML report: Table 1 (law-free rows, law-tied rows, at a glance) and the
+layout of its experiment pages.
+
+Read from ``results/userlevel/law_free/table.csv`` (law-free rows), ``results/userlevel/table1.csv``
+(law-tied rows) and the "Table 1 at a glance" section of ``results/userlevel/table1.md``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from labeldp_sim.report.site import Layout, Section, register_layout, register_section
+from labeldp_sim.report.html import fmt, interval, is_true, markdown_html, markdown_section, table
+
+__all__ = []
+
+BASE = "userlevel"
+
+register_layout(Layout("userlevel", figures=(("rate", "error against the swept axis, fitted and bound slopes"),),
+                       tables=(("fit.csv", "Fits (one row per estimator, axis and rate)"),
+                               ("summary.csv", "Points (mean error per grid point)"))))
+register_layout(Layout("userlevel_minimax",
+                       figures=(("convergence", "M against the swept axis and the local slope of its windows"),),
+                       tables=(("fit.csv", "Fits (deepest window against each rate)"),
+                               ("windows.csv", "Windows (local slopes)"),
+                               ("points.csv", "Points (M, the worst scale and the oracle constant per point)"))))
+
+
+def _primary(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[is_true(frame["primary"])]
+
+
+def _rows(site, relative: str, how: str, heading: str, build, folded: bool = False) -> str:
+    """The primary rows of ``relative`` as ``build(site, rows)`` lays them out, under ``heading``
+    (``folded``: inside a closed details element, for rows that confirm rather than decide)."""
+    frame = site.read_csv(relative)
+    if frame is None:
+        return site.missing_file(relative, how)
+    part = _primary(frame)
+    rows = table(build(site, part), raw=("experiment",), wide=("reason",)) + site.sources(relative)
+    return heading + (f"<details><summary>{len(part)} rows</summary>{rows}</details>" if folded else rows)
+
+
+def _law_free_rows(site, part: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "experiment": [site.page_link(f"{BASE}/law_free/{e}", e) for e in part.experiment],
+        "Table 1 row": part.table1_row.to_numpy(), "axis": part.axis.to_numpy(), "d": part.d.to_numpy(),
+        "rate (source)": [f"{r} ({s})" for r, s in zip(part.rate, part.rate_source)],
+        "theory": [fmt(t) for t in part.theory],
+        "deepest slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in
+                                   zip(part.deep_slope, part.deep_ci_low, part.deep_ci_high)],
+        "window": [f"{fmt(lo)}–{fmt(hi)}" for lo, hi in zip(part.deep_lo, part.deep_hi)],
+        "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
+
+
+def _law_tied_rows(site, part: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "experiment": [site.page_link(f"{BASE}/{e}", e) for e in part.experiment],
+        "Table 1 row": part.table1_row.to_numpy(), "estimator": part.estimator.to_numpy(),
+        "axis": part.axis.to_numpy(), "d": part.d.to_numpy(), "fixed": part.fixed.to_numpy(),
+        "slope [95% CI]": [interval(s, lo, hi) for s, lo, hi in zip(part.slope, part.ci_low, part.ci_high)],
+        "bound's local slope": [fmt(t) for t in part.theory], "rate": part.rate.to_numpy(),
+        "verdict": part.verdict.to_numpy(), "reason": part.reason.to_numpy()})
+
+
+LAW_FREE_HEADING = ("<h3>Law-free rows</h3><p>Worst lower-bound instance against the oracle-tuned estimator, exact "
+                    "expected errors; the slope of the deepest window decides.</p>")
+LAW_TIED_HEADING = ("<h3>Law-tied rows</h3><p>Fixed instances, tested one-sidedly against the upper bound: "
+                    "they confirm the estimators, they give no minimax verdict.</p>")
+
+
+def _section(site):
+    parts = []
+    relative = f"{BASE}/table1.md"
+    text = site.read_text(relative)
+    glance = markdown_section(text, "Table 1 at a glance") if text else None
+    if glance:
+        parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
+    else:
+        parts.append(site.missing_file(relative, "make sweep writes it"))
+    parts.append(_rows(site, f"{BASE}/law_free/table.csv", "make minimax writes it", LAW_FREE_HEADING,
+                       _law_free_rows))
+    free = site.read_csv(f"{BASE}/law_free/table.csv")  # read above: the same frame
+    parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows,
+                       folded=True))
+    figures = [shown for stem, caption in (("exponents", "measured exponents against Table 1"),
+                                           ("error_vs_m", "error against m per estimator"))
+               if (shown := site.figure(f"{BASE}/{stem}", caption))]
+    if figures:
+        parts.append("<details><summary>Figures</summary>" + "".join(figures) + "</details>")
+    summary = ("law-free: " + ", ".join(f"{n} {v}" for v, n in _primary(free).verdict.value_counts().items())
+               if free is not None else "")
+    return Section("User-level Table 1 (papers/003)", "".join(parts), anchor="userlevel", summary=summary)
+
+
+register_section(40, _section)

@@ -1,0 +1,156 @@
+"""The HTML pieces of the report (:mod:`labeldp_sim.report.site`): verdict colours, numbers, tables,
+Markdown.  Every value is escaped here, so a results file cannot inject markup into a page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import pandas as pd
+
+__all__ = ["verdict_class", "esc", "fmt", "interval", "is_true", "badge", "table", "markdown_html",
+           "markdown_section", "MAX_ROWS"]
+
+# A table longer than this shows its first rows and links the CSV for the rest: a page stays
+# quick to open and to print.
+MAX_ROWS = 150
+
+
+# ---------------------------------------------------------------------------- verdict colours
+
+# Words a verdict cell starts with (or contains) and the colour class they get.  Order
+# matters: "inconsistent" before "consistent", "not reproduced" before "reproduced".
+_VERDICTS = (
+    ("not run", "v-none"), ("missing", "v-missing"), ("stale", "v-stale"),
+    ("inconsistent", "v-bad"), ("not reproduced", "v-bad"), ("upper bound violated", "v-bad"),
+    ("leaky", "v-bad"), ("not private", "v-bad"), ("missed", "v-bad"), ("accepted", "v-bad"),
+    ("inconclusive", "v-unsure"), ("pre-asymptotic", "v-unsure"),
+    ("consistent", "v-good"), ("reproduced", "v-good"), ("upper bound respected", "v-good"),
+    ("private", "v-good"), ("caught", "v-good"), ("refused", "v-good"), ("stated", "v-note"),
+)
+
+
+def verdict_class(text) -> str:
+    """The colour class of a verdict text (``v-good``, ``v-bad``, ``v-unsure``...), '' for none."""
+    if not isinstance(text, str):
+        return ""
+    low = _strip_tags(text).strip().lower()
+    for word, cls in _VERDICTS:
+        if low.startswith(word):
+            return cls
+    first = min(((low.find(word), cls) for word, cls in _VERDICTS if word in low), default=None)
+    return first[1] if first else ""
+
+
+# ---------------------------------------------------------------------------- HTML pieces
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A number as a table shows it: 3 decimals, or 3 significant digits when large or tiny."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:d}" if abs(value) < 1e15 else f"{value:.{digits}g}"
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+        return f"{value:.{digits}g}"
+    if float(value).is_integer() and abs(value) >= 10:  # a count or a grid size stored as float
+        return f"{int(value):d}"
+    return f"{value:.{digits}f}"
+
+
+def interval(slope, low, high) -> str:
+    """``slope [low, high]`` (a fitted slope and its 95% CI), '' where nothing was fitted."""
+    return "" if pd.isna(slope) else f"{fmt(slope)} [{fmt(low)}, {fmt(high)}]"
+
+
+def is_true(column: pd.Series) -> pd.Series:
+    """A flag column of a results CSV (``primary``...) as booleans, whether pandas read it as bool or text."""
+    return column.astype(str).str.lower() == "true"
+
+
+def badge(text: str, cls: str | None = None) -> str:
+    return f'<span class="badge {cls or verdict_class(text)}">{esc(text)}</span>'
+
+
+def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("verdict",),
+          links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = (),
+          wide: tuple = ()) -> str:
+    """A sortable HTML table of ``frame``.
+
+    ``verdicts`` are the columns coloured by :func:`verdict_class`; ``links`` maps a column to
+    a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped;
+    ``wide`` columns keep a reading width (long text) when the table is squeezed.
+    Numbers carry their full value in ``data-sort`` so sorting is numeric.
+    """
+    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    links = links or {}
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = []
+    shown = frame.head(max_rows)
+    for _, row in shown.iterrows():
+        cells = []
+        for c in columns:
+            value = row[c]
+            text = value if c in raw else _folded(fmt(value))
+            attrs = ""
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
+                attrs = f' data-sort="{float(value)!r}"'
+            classes = " ".join(filter(None, (verdict_class(value) if c in verdicts else "",
+                                             "wide" if c in wide else "")))
+            if classes:
+                attrs += f' class="{classes}"'
+            href = links[c](row) if c in links else None
+            if href:
+                text = f'<a href="{esc(href)}">{text}</a>'
+            cells.append(f"<td{attrs}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = ""
+    if len(frame) > len(shown):
+        more = f'<p class="note">First {len(shown)} of {len(frame)} rows; the CSV file has them all.</p>'
+    cap = f"<caption>{caption}</caption>" if caption else ""
+    return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+
+
+# A cell longer than this (a verdict's reasons, a command line) opens on a click, so one long
+# cell does not make every row of its table a screen tall.
+LONG_CELL = 180
+
+
+def _folded(text: str) -> str:
+    if len(text) <= LONG_CELL:
+        return esc(text)
+    cut = text[:LONG_CELL // 2].rsplit(" ", 1)[0]
+    return f"<details><summary>{esc(cut)} …</summary>{esc(text)}</details>"
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (a results ``.md`` file, or a section of one) as HTML, tables included."""
+    import markdown
+
+    out = markdown.markdown(text, extensions=["tables"])
+    # the verdict cells of a Markdown table get their colours too
+    return re.sub(r"<td>(.*?)</td>", lambda m: f'<td class="{verdict_class(_strip_tags(m.group(1)))}">'
+                                               f"{m.group(1)}</td>", out, flags=re.S)
+
+
+def _strip_tags(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", text)
+
+
+def markdown_section(text: str, heading: str) -> str | None:
+    """The part of a Markdown document under ``## heading`` (to the next heading of that level)."""
+    match = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, flags=re.M)
+    if not match:
+        return None
+    level = len(match.group(1))
+    rest = text[match.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, flags=re.M)
+    return rest[: end.start()] if end else rest

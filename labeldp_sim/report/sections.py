@@ -1,0 +1,109 @@
+"""The report's shared sections of the index: the privacy audit, the benchmarks, provenance.
+
+The papers' sections live in their own ``site`` modules; these read the files the shared
+commands write (``make audit``: ``audit.csv``, ``audit.md``; ``make bench``: ``bench.md``)
+and every experiment's ``provenance.json``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from labeldp_sim.harness.provenance import git_commit
+from labeldp_sim.report.site import Section, Site, register_section
+from labeldp_sim.report.html import badge, esc, markdown_html, table
+
+__all__ = []
+
+
+def _provenance_section(site: Site) -> Section:
+    rows = []
+    for relative, exp in site.experiments.items():
+        trials = (exp.provenance.get("trials") or {}) if exp.provenance else {}
+        rows.append({"experiment": relative, "kind": exp.kind + (f" ({exp.mode})" if exp.mode else ""),
+                     "package": exp.package or "", "status": exp.status,
+                     "written": (exp.provenance.get("written") or "")[:16].replace("T", " "),
+                     "commit": (exp.provenance.get("git_commit") or "")[:12],
+                     "fingerprint": exp.recorded or "", "current fingerprint": exp.current or "",
+                     "trials wanted": trials.get("wanted"), "computed": trials.get("computed"),
+                     "reused": trials.get("reused")})
+    if not rows:
+        return Section("Provenance", "<p>No experiment directory (with a config.yaml) in results/ yet: "
+                       "run <code>make sweep</code>.</p>", anchor="provenance")
+    frame = pd.DataFrame(rows)
+    counts = frame.status.value_counts()
+    totals = {c: int(pd.to_numeric(frame[c], errors="coerce").fillna(0).sum())
+              for c in ("trials wanted", "computed", "reused")}
+    fingerprints = {}
+    for exp in site.experiments.values():
+        if exp.package:
+            fingerprints[exp.package] = exp.current
+    head = git_commit()
+    lead = (f"<p>Working tree at commit <code>{esc(head)}</code>; current code fingerprints: "
+            + ", ".join(f"<code>{esc(p)}</code> {esc(f)}" for p, f in sorted(fingerprints.items()))
+            + f". {len(frame)} experiments: " + ", ".join(f"{n} {esc(s)}" for s, n in counts.items())
+            + f". Trials: {totals['trials wanted']:,} wanted, {totals['computed']:,} computed, "
+              f"{totals['reused']:,} reused from the store (as each experiment's last run recorded).</p>"
+            + "<p>An experiment is <b>stale</b> when its <code>provenance.json</code> records a code fingerprint "
+              "other than the current one of its package: its numbers come from older code.</p>")
+    body = lead + table(frame, verdicts=("status",), links={
+        "experiment": lambda row: site.page_href(row["experiment"])})
+    return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
+                   "<code>*/config.yaml</code> under results/.</p>", anchor="provenance",
+                   summary=", ".join(f"{n} {s}" for s, n in counts.items()))
+
+
+def _audit_section(site: Site) -> Section:
+    frame = site.read_csv("audit.csv")
+    if frame is None:
+        return Section("Privacy audit", site.missing_file("audit.csv", "make audit writes it"), anchor="audit",
+                       summary="missing")
+    kind = frame["kind"].astype(str)
+    groups = {"mechanisms": kind == "mechanism", "ε caps": kind == "ε cap",
+              "planted mutants": kind.str.startswith("mutant"),
+              "careless inputs": kind == "careless input", "stated limitations": kind == "stated limitation"}
+    lines = []
+    for label, mask in groups.items():
+        part = frame[mask]
+        if len(part):
+            agree = int((part.verdict == part.expected).sum())
+            lines.append(f"<li>{len(part)} {label}: {agree} as expected "
+                         f"({esc(', '.join(f'{n} {v}' for v, n in part.verdict.value_counts().items()))})</li>")
+    ok = bool((frame.verdict == frame.expected).all())
+    summary = "every verdict as expected" if ok else "some verdicts differ from what is expected"
+    head = f'<p>{badge("private" if ok else "inconsistent", "v-good" if ok else "v-bad")} {esc(summary)}.</p>'
+    mechanisms = frame[groups["mechanisms"] | groups["ε caps"] | groups["planted mutants"]]
+    cols = ["mechanism", "kind", "privacy", "claimed_eps", "exact_loss", "eps_lower", "caught_by", "verdict",
+            "expected"]
+    body = (head + "<ul>" + "".join(lines) + "</ul>" + table(mechanisms, cols)
+            + "<details><summary>Careless inputs and stated limitations</summary>"
+            + table(frame[groups["careless inputs"] | groups["stated limitations"]], ["mechanism", "kind", "message",
+                                                                                        "verdict", "expected"])
+            + "</details>" + site.sources("audit.csv", "audit.md"))
+    return Section("Privacy audit", body, anchor="audit",
+                   summary=f"{int(groups['mechanisms'].sum())} mechanisms, {int(groups['planted mutants'].sum())} "
+                           f"mutants: {summary}")
+
+
+def _bench_section(site: Site) -> Section:
+    text = site.read_text("bench.md")
+    if text is None:
+        return Section("Benchmarks", site.missing_file("bench.md", "make bench writes it"), anchor="bench",
+                       summary="missing")
+    lines = text.splitlines()
+    meta = [line[2:] for line in lines if line.startswith("- ") and ":" in line][:4]
+    body = "\n".join(line for line in lines if line[2:] not in meta)
+    body = re.sub(r"^# .*$", "", body, count=1, flags=re.M)
+    body = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", body, flags=re.M)  # under the section's h2
+    tables = text.count("\n|---")
+    html_body = ("<p>" + esc("; ".join(meta)) + ". Ratios are measured side by side in one run; compare them, "
+                 f"not the seconds across machines.</p><details><summary>Every benchmark table ({tables})</summary>"
+                 + markdown_html(body) + "</details>" + site.sources("bench.md"))
+    return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
+
+
+register_section(80, _audit_section)
+register_section(90, _bench_section)
+register_section(100, _provenance_section)

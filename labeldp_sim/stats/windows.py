@@ -1,0 +1,251 @@
+r"""Local slopes of the law-free rates (Table I's and the user-level ones) over sliding windows, and the verdict on the deepest one.
+
+A whole-range slope of log M on log x (x = N or ε) mixes the pre-asymptotic
+start of a sweep with its asymptotic end.  Here the slope is taken locally:
+
+* **windows** — over one (axis, d) row's usable points, sorted by x, every
+  maximal run of consecutive points with log10 x inside one decade
+  (``WINDOW_DECADES``, or the spec's ``window_decades`` where it sets one),
+  stepped point by point; a window needs at least
+  ``WINDOW_MIN_POINTS`` points.  Its position is the geometric centre of its
+  ends, its **depth** the mean log h*_est of its points (the oracle's
+  bandwidth: smaller is deeper; on an N axis that is the largest N, on an ε axis
+  normally the largest ε).
+* **local slope and its 95 % CI** — how the CI is formed depends on the entries:
+
+  - *exact entries* (expected risks, no Monte-Carlo error): ordinary least
+    squares of log M on log x, CI b ± t_{0.975, n−2} · f · s / √S_xx with s²
+    the residual mean square and f = √((1 + ρ)/(1 − ρ)) the AR(1) factor of
+    the residuals' lag-1 autocorrelation ρ ∈ [0, 0.9].  The residual scatter
+    is the fit's own uncertainty: the discreteness of the G_inst and tuning
+    grids (each M is a min–max over grid points; it comes round periodically
+    in log x, hence ρ) and the curvature of log M within the window.  The
+    numerical error of the entries (``EXACT_REL_ERROR`` relative) adds
+    2·δ/ln(x_hi/x_lo) to the half-width;
+  - *Monte-Carlo entries*: :func:`~labeldp_sim.stats.fit.fit_slope`, weighted
+    least squares with the delta-method standard errors of log M as known
+    variances, inflated by the Birge ratio, normal quantile.
+
+* **deepest and previous window** — the deepest window is the one of smallest
+  depth; the previous one is the deepest among the shallower windows that
+  overlap it over at most ``PREVIOUS_MAX_OVERLAP`` of its log10 span (so the
+  two slopes are read, at least half, on different points).
+
+Verdict (issue 20, item 3), for a theory exponent θ and margin tol:
+
+* no window, or no previous window: **inconclusive** (the flattening cannot
+  be checked);
+* the previous slope differs from the deepest by more than the CI of the
+  difference, √(h_deep² + h_prev²) with h the half-widths (:func:`agree`):
+  **pre-asymptotic** (the local slope still moves; both numbers are reported);
+* otherwise the equivalence test (SPEC §5) on the deepest CI: **consistent**
+  when it lies inside θ ± tol, **inconsistent** when wholly outside (the
+  deviation persists over the two deepest windows), **inconclusive** else.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from labeldp_sim.stats.fit import fit_slope, verdict
+
+__all__ = ["WINDOW_DECADES", "WINDOW_MIN_POINTS", "PREVIOUS_MAX_OVERLAP", "EXACT_REL_ERROR", "CI_EXACT",
+           "CI_MONTE_CARLO", "ols_slope", "local_slope", "window_fits", "deepest_pair", "agree", "window_verdict",
+           "window_text", "verdict_reason", "WINDOW_COLUMNS"]
+
+WINDOW_DECADES = 1.0
+WINDOW_MIN_POINTS = 4
+PREVIOUS_MAX_OVERLAP = 0.5
+# a relative error bound the exact paths state for their entries (quadrature, truncation): far below
+# the grid's discreteness, it only keeps a clean power law's CI from being of zero width
+EXACT_REL_ERROR = 1e-6
+RHO_MAX = 0.9  # the AR(1) inflation of an exact window's error is at most sqrt(19)
+CI_EXACT = "OLS on exact entries, residual SE (grid discreteness + curvature) x AR(1) factor, t(n-2)"
+CI_MONTE_CARLO = "WLS on Monte-Carlo SEs, Birge-inflated, normal"
+
+AXIS_SYMBOLS = {"eps": "ε"}  # how window_text writes an axis (others: its own name, N, n, m)
+
+WINDOW_COLUMNS = ["window", "window_lo", "window_hi", "window_centre", "span_decades", "points", "slope",
+                  "se", "ci_low", "ci_high", "rho", "ci_method", "depth", "deepest", "previous"]
+
+
+def ols_slope(x, y, level: float = 0.95, rel_error: float = EXACT_REL_ERROR) -> dict:
+    """OLS slope of log y on log x with the residual standard error (exact entries).
+
+    The residuals of exact entries are the grids' discreteness (periodic in
+    log x: the optimum walks across a geometric grid) and the curvature, so
+    neighbouring residuals are correlated and the plain OLS error is too small
+    (by about 1.7 on one-decade windows at d = 1).  The standard error is
+    therefore inflated by the AR(1) effective-sample-size factor
+    √((1 + ρ)/(1 − ρ)), ρ the lag-1 autocorrelation of the residuals in x
+    order, clipped to [0, ``RHO_MAX``] (a negative ρ does not narrow the CI).
+
+    Parameters
+    ----------
+    x, y : array_like, positive
+    level : float
+        Confidence level; the quantile is Student's t with n − 2 degrees of freedom.
+    rel_error : float
+        Relative error bound of each y; it moves the slope by at most
+        2·rel_error / (ln x_max − ln x_min), added to the half-width.
+
+    Returns
+    -------
+    dict with slope, se, ci_low, ci_high, intercept, rho, birge (NaN: no Monte-Carlo errors).
+    """
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    n = len(lx)
+    centred = lx - lx.mean()
+    sxx = float(np.sum(centred ** 2))
+    slope = float(np.sum(centred * (ly - ly.mean())) / sxx)
+    intercept = float(ly.mean() - slope * lx.mean())
+    resid = ly - intercept - slope * lx
+    rho = _lag1(resid)
+    se = (float(np.sqrt(np.sum(resid ** 2) / (n - 2) / sxx) * np.sqrt((1 + rho) / (1 - rho)))
+          if n > 2 else np.inf)
+    half = (stats.t.ppf(0.5 + level / 2, n - 2) * se if n > 2 else np.inf) + 2 * rel_error / np.ptp(lx)
+    return {"slope": slope, "se": se, "ci_low": slope - half, "ci_high": slope + half,
+            "intercept": intercept, "rho": rho, "birge": np.nan}
+
+
+def _lag1(resid: np.ndarray) -> float:
+    """Lag-1 autocorrelation of ``resid``, clipped to [0, RHO_MAX] (0 where undefined)."""
+    r = resid - resid.mean()
+    denominator = float(np.sum(r ** 2))
+    if len(r) < 3 or denominator <= 0:
+        return 0.0
+    return float(np.clip(np.sum(r[1:] * r[:-1]) / denominator, 0.0, RHO_MAX))
+
+
+def local_slope(x, mean, se, exact: bool) -> dict:
+    """Slope of log ``mean`` on log ``x`` with its 95 % CI: :func:`ols_slope` on exact entries,
+    :func:`~labeldp_sim.stats.fit.fit_slope` (WLS, Birge) on Monte-Carlo ones; ``ci_method`` says which."""
+    fitted = ols_slope(x, mean) if exact else fit_slope(x, mean, se)
+    return {**fitted, "ci_method": CI_EXACT if exact else CI_MONTE_CARLO}
+
+
+class _Run(NamedTuple):
+    start: int
+    stop: int  # exclusive
+
+
+def _runs(log10_x: np.ndarray, decades: float, min_points: int) -> list:
+    """Maximal runs of consecutive (sorted) points spanning at most ``decades``, with >= min_points."""
+    stops = np.searchsorted(log10_x, log10_x + decades + 1e-9, side="right")
+    runs, last = [], -1
+    for start, stop in enumerate(stops):
+        if stop > last:  # not inside the run that started one point earlier
+            if stop - start >= min_points:
+                runs.append(_Run(start, int(stop)))
+            last = stop
+    return runs
+
+
+def window_fits(frame: pd.DataFrame, axis: str, value: str, se: str, exact: bool,
+                decades: float = WINDOW_DECADES, min_points: int = WINDOW_MIN_POINTS,
+                depth: str = "h_est_star") -> pd.DataFrame:
+    """Local slope of log ``frame[value]`` on log ``frame[axis]`` over every window (module docstring).
+
+    ``frame`` holds one (axis, d) row's usable points with the column ``depth``
+    (smaller is deeper: Table I's oracle bandwidth h*_est; the user-level rows
+    use the oracle cube length, or 1/x where the tuning has no length).  Returns
+    one row per window (:data:`WINDOW_COLUMNS`), the deepest and previous
+    windows flagged.
+    """
+    frame = frame.sort_values(axis)
+    x = frame[axis].to_numpy(float)
+    lx = np.log10(x)
+    log_h = np.log(frame[depth].to_numpy(float))
+    rows = []
+    for k, run in enumerate(_runs(lx, decades, min_points)):
+        part = slice(run.start, run.stop)
+        fitted = local_slope(x[part], frame[value].to_numpy(float)[part], frame[se].to_numpy(float)[part], exact)
+        rows.append({"window": k, "window_lo": x[run.start], "window_hi": x[run.stop - 1],
+                     "window_centre": float(np.sqrt(x[run.start] * x[run.stop - 1])),
+                     "span_decades": float(lx[run.stop - 1] - lx[run.start]), "points": run.stop - run.start,
+                     "slope": fitted["slope"], "se": fitted["se"], "ci_low": fitted["ci_low"],
+                     "ci_high": fitted["ci_high"], "rho": fitted.get("rho", np.nan),
+                     "ci_method": fitted["ci_method"],
+                     "depth": float(np.mean(log_h[part])), "deepest": False, "previous": False})
+    wins = pd.DataFrame(rows, columns=WINDOW_COLUMNS)
+    deep, prev = deepest_pair(wins)
+    if deep is not None:
+        wins.loc[deep, "deepest"] = True
+    if prev is not None:
+        wins.loc[prev, "previous"] = True
+    return wins.astype({"deepest": bool, "previous": bool})
+
+
+def deepest_pair(wins: pd.DataFrame, max_overlap: float = PREVIOUS_MAX_OVERLAP) -> tuple:
+    """Index labels of the deepest window and of the previous (next-shallower, overlap <= max_overlap)."""
+    if not len(wins):
+        return None, None
+    deep = wins.depth.idxmin()
+    d = wins.loc[deep]
+    lo, hi = np.log10(d.window_lo), np.log10(d.window_hi)
+    overlap = (np.minimum(hi, np.log10(wins.window_hi)) - np.maximum(lo, np.log10(wins.window_lo))).clip(lower=0)
+    shallower = wins[(wins.depth > d.depth) & (overlap <= max_overlap * (hi - lo) + 1e-12)]
+    return deep, (shallower.depth.idxmin() if len(shallower) else None)
+
+
+def agree(deep, prev, tol: float) -> bool:
+    """Whether the previous window's slope agrees with the deepest one's within the CI of their difference.
+
+    |s_deep − s_prev| ≤ √(h_deep² + h_prev²), h the CI half-widths: both slopes
+    are estimates.  The windows may share up to half their span; the shared
+    points make the true difference less variable than this bound assumes, so
+    it leans towards agreement by that much (a drift larger than both CIs
+    together is still caught).  A drift below ``tol``/5 agrees whatever the CIs:
+    exact entries give half-widths of 0.003, and a curvature that moves the slope
+    by 0.006 over a window's shift is far below what the verdict resolves (± tol).
+    """
+    h_deep, h_prev = (deep.ci_high - deep.ci_low) / 2, (prev.ci_high - prev.ci_low) / 2
+    drift = abs(deep.slope - prev.slope)
+    return bool(drift <= np.hypot(h_deep, h_prev) or drift <= tol / 5)
+
+
+def window_verdict(deep, prev, theory: float, tol: float) -> str:
+    """The verdict of the module docstring from the deepest and previous window rows (None: missing)."""
+    if deep is None or prev is None:
+        return "inconclusive"
+    if not agree(deep, prev, tol):
+        return "pre-asymptotic"
+    return verdict(deep.ci_low, deep.ci_high, theory, tol)
+
+
+def window_text(axis: str, win) -> str:
+    """``ε 1e-06–1e-05 (7 pts): -0.668 [-0.675, -0.661]``."""
+    return (f"{AXIS_SYMBOLS.get(axis, axis)} {win.window_lo:.3g}–{win.window_hi:.3g} ({int(win.points)} pts): "
+            f"{win.slope:.3f} [{win.ci_low:.3f}, {win.ci_high:.3f}]")
+
+
+def verdict_reason(verdict_: str, deep, prev, theory: float, tol: float, axis: str, exact: bool,
+                   ruled_out: str, decades: float = WINDOW_DECADES) -> str:
+    """Why the verdict: the two deepest windows' slopes and what was ruled out before fitting them."""
+    if deep is None:
+        head = (f"no window of {decades:g} decade(s) with >= {WINDOW_MIN_POINTS} usable points "
+                "(deepen or densify the sweep)")
+    elif prev is None:
+        head = (f"deepest window {window_text(axis, deep)}; no shallower window overlapping it by at most "
+                f"half: the flattening cannot be checked (extend the sweep)")
+    else:
+        windows = f"deepest {window_text(axis, deep)}; previous {window_text(axis, prev)}"
+        half = (deep.ci_high - deep.ci_low) / 2
+        if verdict_ == "pre-asymptotic":
+            head = (f"local slope still moving: previous {prev.slope:.3f} vs deepest {deep.slope:.3f}, "
+                    f"apart by more than their CIs allow; {windows}")
+        elif verdict_ == "consistent":
+            head = f"deepest CI inside {theory:.3f} ± {tol:g}, previous window agreeing; {windows}"
+        elif verdict_.startswith("inconsistent"):
+            head = (f"deviation from {theory:.3f} ± {tol:g} persists over the two deepest windows; {windows}")
+        elif half > tol:
+            cause = ("the grids' discreteness (a denser sweep or wider windows)" if exact
+                     else "Monte-Carlo noise of the selection (more law_free.reps)")
+            head = f"deepest CI half-width {half:.3f} > tol: {cause}; {windows}"
+        else:
+            head = f"deepest CI (half-width {half:.3f}) straddles {theory:.3f} ± {tol:g}; {windows}"
+    return head + (f". Ruled out: {ruled_out}" if ruled_out else "")
