@@ -436,12 +436,12 @@ def _leaves(node, prefix=""):
 
 def _generated_inputs() -> list:
     from labeldp_sim.app import load_papers
-    from labeldp_sim.harness.cli import _compose
+    from labeldp_sim.harness.cli import compose_job
 
     load_papers()
     inputs = []
     for experiment in GENERATED_EXPERIMENTS:
-        for key in _leaves(_compose([f"experiment={experiment}"])):
+        for key in _leaves(compose_job([f"experiment={experiment}"])):
             if key.startswith("paths") or key in ("experiment_name", "cell"):
                 continue  # a name or a path: any string is one (their own cases are above)
             for value in GENERATED_VALUES:

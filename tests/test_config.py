@@ -476,7 +476,7 @@ def test_memory_estimates_are_lower_bounds():
     """An estimate above what a trial really holds would refuse runs that fit."""
     import tracemalloc
 
-    from labeldp_sim.papers.kclass.experiments import _synthetic_trial, kclass_trial_needs
+    from labeldp_sim.papers.kclass.experiments import synthetic_trial, kclass_trial_needs
     from labeldp_sim.papers.userlevel.families import FixedSign
     from labeldp_sim.papers.userlevel.mean import Algorithm1
     from labeldp_sim.papers.userlevel.experiments import UserPoint, trial_needs
@@ -491,7 +491,7 @@ def test_memory_estimates_are_lower_bounds():
 
     for method in ("rr", "lp_2st", "vector_approximation"):
         need = sum(n.bytes for n in kclass_trial_needs(2000, 40, 200, 12, 0.5, [method]))
-        assert need <= peak(lambda: _synthetic_trial("t", 12, 0.2, 2000, 40, 1.0, 200, 0.5, [method], 0, 0)), method
+        assert need <= peak(lambda: synthetic_trial("t", 12, 0.2, 2000, 40, 1.0, 200, 0.5, [method], 0, 0)), method
     pt = UserPoint(n=1024, m=2 ** 20, eps=1.0, d=1)
     need = sum(n.bytes for n in trial_needs("m", pt, {"alg1": Algorithm1()}, "sufficient"))
     assert need <= peak(lambda: Algorithm1().trial(FixedSign(), pt.n, pt.m, pt.eps, pt.d, np.random.default_rng(0)))

@@ -38,7 +38,7 @@ from labeldp_sim.harness.cluster import (ClusterError, TaskLost, check_scheduler
                                       fingerprint_on_worker, local_workers)
 from labeldp_sim.harness.config import DaskSettings, RunnerSettings, SlurmSettings
 from labeldp_sim.harness.errors import ConfigError
-from labeldp_sim.harness.runner import _pre_dispatch, execute, shared_arguments
+from labeldp_sim.harness.runner import pre_dispatch_of, execute, shared_arguments
 from labeldp_sim.harness.store import STORE_NAME, TrialStore
 from labeldp_sim.papers.table1.experiment import build_experiment
 from labeldp_sim.papers.table1.sweep import SweepPlan, run_sweep
@@ -587,7 +587,7 @@ def test_slurm_settings_become_slurmcluster_arguments(make_cfg, tmp_path, jobque
         "account": "proj42", "queue": "compute", "job_extra_directives": ["--qos=long"],
         "job_script_prologue": ["module load python/3.11"]}
     # joblib keeps twice the workers of every job busy, not only of the jobs started first
-    assert _pre_dispatch(spec.runner) == 2 * 4 * 16 and _pre_dispatch(RunnerSettings(2, "dask", 1, False, True)) \
+    assert pre_dispatch_of(spec.runner) == 2 * 4 * 16 and pre_dispatch_of(RunnerSettings(2, "dask", 1, False, True)) \
         == "2*n_jobs"
     minutes = validate_job(make_cfg([NP, "runner=slurm", "runner.dask.slurm.walltime=90",
                                      "runner.dask.slurm.processes=4", f"paths.results_dir={tmp_path}"]))

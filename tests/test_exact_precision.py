@@ -19,11 +19,11 @@ mp = pytest.importorskip("mpmath").mp
 
 from labeldp_sim.papers.table1.argmax_law import ChoiceCurve, TiltMeasure  # noqa: E402
 from labeldp_sim.papers.table1.estimators import CubeMean  # noqa: E402
-from labeldp_sim.papers.table1.families.geometry import (_cos2_interval, _x_minus_sin, cos2_overlap_square_sum,  # noqa: E402
+from labeldp_sim.papers.table1.families.geometry import (cos2_interval, x_minus_sin, cos2_overlap_square_sum,  # noqa: E402
                                                   cos2_projection_deficit)
 from labeldp_sim.papers.table1.families.regression import BoundedBump  # noqa: E402
-from labeldp_sim.papers.table1.families.tilt_geometry import _edge_power_integral  # noqa: E402
-from labeldp_sim.papers.table1.knn_exact import _J, _sin2  # noqa: E402
+from labeldp_sim.papers.table1.families.tilt_geometry import edge_power_integral  # noqa: E402
+from labeldp_sim.papers.table1.knn_exact import J, sin2  # noqa: E402
 from labeldp_sim.papers.table1.law_free.matrices import ROUNDING, NegativeRiskError, checked_risks  # noqa: E402
 from labeldp_sim.papers.table1.tuning import Column  # noqa: E402
 
@@ -84,7 +84,7 @@ def test_the_reference_closed_form_is_the_segment_sum(Gd, Ge):
 def test_x_minus_sin():
     """Series below 1, the difference above: relative error ≤ 8ε (the difference loses ≤ 3 bits at x ≥ 1)."""
     x = np.r_[np.geomspace(1e-9, 1.0, 60), np.linspace(1.0, 2 * np.pi, 30)]
-    got = _x_minus_sin(x)
+    got = x_minus_sin(x)
     ref = np.array([float(mp.mpf(v) - mp.sin(mp.mpf(v))) for v in x])
     assert np.max(np.abs(got / ref - 1)) < 8 * EPS
 
@@ -156,7 +156,7 @@ def test_cos2_piece_integrals_near_edges_and_centre():
             if -0.5 <= lo and lo + w <= 0.5:
                 ends.append((lo, lo + w))
     lo, hi = np.array(ends).T
-    got = _cos2_interval(lo, hi)
+    got = cos2_interval(lo, hi)
     ref = np.array([float(_mp_cos2(a, b)) for a, b in ends])
     assert np.max(np.abs(got / ref - 1)) < 16 * EPS
 
@@ -168,7 +168,7 @@ def test_linear_edge_piece_integrals():
         pieces = [(a, a + w) for w in 2.0 ** -np.arange(1, 41, 6)
                   for a in (0.0, 2.0 ** -30, -w, -w / 2, 0.5 - w) if a + w <= 0.5]
         a, b = np.array(pieces).T
-        got = _edge_power_integral(a, b, beta)
+        got = edge_power_integral(a, b, beta)
         f = lambda u: (mp.mpf(1) / 2 - abs(u)) ** beta  # noqa: E731
         ref = np.array([float(mp.quad(f, [mp.mpf(x), 0, mp.mpf(y)] if x < 0 < y else [mp.mpf(x), mp.mpf(y)]))
                         for x, y in pieces])
@@ -179,13 +179,13 @@ def test_knn_one_axis_integrals_near_column_edges():
     """knn_exact's ∫ sin² and sin² itself at points just below a column edge: 16ε relative."""
     t = np.array([1 - 2.0 ** -k for k in (3, 10, 20, 30)] + [5 - 2.0 ** -25, 2.0 ** -25])
     ref = np.array([float(mp.sin(mp.pi * mp.mpf(v)) ** 2) for v in t])
-    assert np.max(np.abs(_sin2(t) / ref - 1)) < 16 * EPS
+    assert np.max(np.abs(sin2(t) / ref - 1)) < 16 * EPS
     for w in (2.0 ** -10, 2.0 ** -20):
         for b in (1.0, 3.0, 1.0 - w):
             a = b - w
             ma, mb = mp.mpf(a), mp.mpf(b)
             ref = (mb - ma) / 2 - (mp.sin(2 * mp.pi * mb) - mp.sin(2 * mp.pi * ma)) / (4 * mp.pi)
-            assert abs(mp.mpf(float(_J(a, b))) / ref - 1) < 16 * EPS
+            assert abs(mp.mpf(float(J(a, b))) / ref - 1) < 16 * EPS
 
 
 def test_clipped_normal_moments_far_in_the_tails():

@@ -15,7 +15,7 @@ from labeldp_sim.privacy.count_law import CountLaw
 from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.papers.table1.estimators import CubeMean
 from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump
-from labeldp_sim.papers.table1.families.geometry import _full_bump_geometry, cos2_overlap_square_sum
+from labeldp_sim.papers.table1.families.geometry import full_bump_geometry, cos2_overlap_square_sum
 from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.papers.table1.tuning import Column
@@ -60,10 +60,10 @@ def test_joint_laplace_has_no_exact_path_where_it_states_no_moments():
 
 @pytest.mark.parametrize("G,G_est", [(3, 5), (8, 12), (100, 37), (1, 9), (9, 1), (7, 7)])
 def test_one_axis_overlap_sum_is_the_sparse_geometry(G, G_est):
-    W = _full_bump_geometry(1, G, G_est, 1)
+    W = full_bump_geometry(1, G, G_est, 1)
     # the same integrals summed in another order: agreement to float64 rounding of ~G + G_est terms
     assert cos2_overlap_square_sum(G, G_est) == pytest.approx(W.multiply(W).sum(), rel=1e-12)
-    W2 = _full_bump_geometry(2, G, G_est, 1)
+    W2 = full_bump_geometry(2, G, G_est, 1)
     assert cos2_overlap_square_sum(G, G_est) ** 2 == pytest.approx(W2.multiply(W2).sum(), rel=1e-12)
 
 

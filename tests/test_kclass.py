@@ -118,7 +118,7 @@ def test_kclass_bad_input(make_cfg, override, key):
 
 
 # Golden values computed by the pre-move code (commit 84971ec, labeldp_sim/kclass.py's
-# _synthetic_trial and _digits_records): the move onto the shared core (keyed_rng for the
+# synthetic_trial and digits_records): the move onto the shared core (keyed_rng for the
 # old _stream, methods.py, experiments.py) must give the same numbers from the same seeds.
 GOLDEN_SYNTHETIC = {"rr": 0.5396873464606368, "lp_2st": 0.5414853842679304, "alibi": 0.5468249586305369,
                     "vector_approximation": 0.52972539949281, "non_private": 0.6974860666288746}
@@ -127,12 +127,12 @@ GOLDEN_DIGITS = {"rr": 0.62708719851577, "lp_2st": 0.738404452690167, "alibi": 0
 
 
 def test_kclass_numbers_are_unchanged_by_the_move_onto_the_shared_core():
-    from labeldp_sim.papers.kclass.experiments import _digits_records, _synthetic_trial
+    from labeldp_sim.papers.kclass.experiments import digits_records, synthetic_trial
 
     methods = list(GOLDEN_SYNTHETIC)
-    rows = _synthetic_trial("kclass_fig2a", 10, 0.3, 2000, 50, 1.0, 200, 0.5, methods, 20261122, 3)
+    rows = synthetic_trial("kclass_fig2a", 10, 0.3, 2000, 50, 1.0, 200, 0.5, methods, 20261122, 3)
     synthetic = {r["method"]: r["accuracy"] for r in rows}
-    digits = _digits_records(1.0, methods, 25, 0.3, 20261122, 2, 0.5)
+    digits = digits_records(1.0, methods, 25, 0.3, 20261122, 2, 0.5)
     for got, golden in ((synthetic, GOLDEN_SYNTHETIC), (dict(zip(digits.method, digits.accuracy)), GOLDEN_DIGITS)):
         assert set(got) == set(golden)
         # The predictions are integers and identical on every machine; the accuracies are means

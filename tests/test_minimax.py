@@ -16,7 +16,7 @@ from scipy.stats import qmc
 from labeldp_sim.papers.table1 import theory
 from labeldp_sim.harness.cli import run_experiment, validate_job
 from labeldp_sim.papers.table1.families import HolderBump
-from labeldp_sim.papers.table1.families.geometry import _linear_edge_geometry, _linf_box_integral
+from labeldp_sim.papers.table1.families.geometry import linear_edge_geometry, linf_box_integral
 from labeldp_sim.harness.config import CONF_DIR
 from labeldp_sim.harness.components import components
 from labeldp_sim.papers.table1.estimators import Estimator, knn_mean
@@ -49,7 +49,7 @@ def test_linf_box_integral_matches_quadrature(d, beta):
         for ranges in np.array(np.meshgrid(*[np.arange(len(p)) for p in pieces], indexing="ij")).reshape(d, -1).T:
             want += integrate.nquad(phi, [pieces[i][j] for i, j in enumerate(ranges)],
                                     opts={"epsabs": 1e-12, "epsrel": 1e-10, "limit": 200})[0]
-        got = _linf_box_integral(a[None, :], b[None, :], beta)[0]
+        got = linf_box_integral(a[None, :], b[None, :], beta)[0]
         assert got == pytest.approx(want, rel=1e-6, abs=1e-12)
 
 
@@ -57,8 +57,8 @@ def test_linf_box_integral_matches_quadrature(d, beta):
 def test_linear_edge_geometry_integrates_each_bump(d, G, G_est):
     fam = HolderBump(d=d, shape="linear_edge")
     bumps = fam.bump_cubes(G)
-    cells, W = _linear_edge_geometry(d, G, G_est, bumps, 1.0)
-    whole = _linf_box_integral(np.full((1, d), -0.5), np.full((1, d), 0.5), 1.0)[0]
+    cells, W = linear_edge_geometry(d, G, G_est, bumps, 1.0)
+    whole = linf_box_integral(np.full((1, d), -0.5), np.full((1, d), 0.5), 1.0)[0]
     np.testing.assert_allclose(np.asarray(W.sum(axis=0)).ravel(), whole * G ** -d, rtol=1e-12)
     # each cube's share against a Monte-Carlo integral of the sampled g (5 standard errors)
     inst = fam.draw(np.random.default_rng(0), G)

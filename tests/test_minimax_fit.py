@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from labeldp_sim.papers.table1.estimators import CubeMean, KNNMean
-from labeldp_sim.papers.table1.law_free.fit import (_optima, _pre_asymptotic, fit_law_free, point_matrices,
+from labeldp_sim.papers.table1.law_free.fit import (optimal_tunings, pre_asymptotic_check, fit_law_free, point_matrices,
                                             point_values)
 from labeldp_sim.papers.table1.law_free.plots import plot_convergence
 from labeldp_sim.papers.table1.law_free.table import write_minimax_table
-from labeldp_sim.stats.windows import CI_EXACT, CI_MONTE_CARLO, _runs, ols_slope, window_fits
+from labeldp_sim.stats.windows import CI_EXACT, CI_MONTE_CARLO, window_runs, ols_slope, window_fits
 from labeldp_sim.papers.table1.theory import CELLS
 
 TOL = 0.05
@@ -144,9 +144,9 @@ def test_exact_point_values_and_flags(coarse_worst):
     assert values["M"] == pytest.approx(R.max(axis=0).min(), rel=1e-15)
     assert values["S"] == pytest.approx(R[:, 3].max()) and values["law_tied"] == 0.7
     assert values["M_se"] == values["S_se"] == values["law_tied_se"] == 0.0
-    opt = _optima(mats)
+    opt = optimal_tunings(mats)
     assert opt["tune"] == 4 and opt["G_inst"] == (2 if coarse_worst else 8)
-    reason = _pre_asymptotic(CubeMean(), opt, mats, 10 ** 6)
+    reason = pre_asymptotic_check(CubeMean(), opt, mats, 10 ** 6)
     assert ("coarsest admitted scale" in reason) == coarse_worst and "trivial" not in reason
 
 
@@ -159,7 +159,7 @@ def test_a_refined_optimum_next_to_the_cap_is_an_edge():
         R = 0.1 + (t[None, :] - np.log(best)) ** 2 + 0.01 * np.arange(len(insts))[:, None]
         mats = point_matrices(_trials(R, R[:, 3], 0.7, insts, tunes), "G_est")
         mats.update(tune_cap=True, below_cap=813)
-        opt = _optima(mats)
+        opt = optimal_tunings(mats)
         assert opt["tune"] == best and (f"G_est*={best} at the grid cap" in opt["edge"]) == edge, best
 
 
@@ -168,12 +168,12 @@ def test_trivial_tuning_is_one_cube_or_every_sample():
     assert KNNMean().trivial_tuning(1000, 1000) and not KNNMean().trivial_tuning(999, 1000)
     mats = {"tune_col": "G_est", "insts": np.array([1, 2, 3])}
     opt = {"tune": 1, "inst_flat_hi": 3}
-    assert _pre_asymptotic(CubeMean(), opt, mats, 10 ** 4) == "oracle tuning trivial (G_est*=1)"
+    assert pre_asymptotic_check(CubeMean(), opt, mats, 10 ** 4) == "oracle tuning trivial (G_est*=1)"
 
 
 def test_windows_are_maximal_one_decade_runs():
     lx = np.array([0.0, 0.3, 0.6, 0.9, 1.0, 1.2, 1.6, 2.0, 2.05, 3.5])
-    runs = _runs(lx, 1.0, 4)
+    runs = window_runs(lx, 1.0, 4)
     # (3, 7) lies inside (2, 7) and (6, 9) inside (5, 9): not maximal; (9, 10) has one point
     assert [(r.start, r.stop) for r in runs] == [(0, 5), (1, 6), (2, 7), (4, 8), (5, 9)]
     for r in runs:
@@ -255,13 +255,13 @@ def test_table1_law_free_column_is_the_deepest_window(tmp_path):
 def test_pre_asymptotic_flags_stay_at_the_shallow_end():
     """A flagged point deeper than the first unflagged one is kept in the fits (the flag marks where a sweep
     starts, not a coarsest-scale worst instance that persists into the deep end)."""
-    from labeldp_sim.papers.table1.law_free.fit import _shallow_end_only
+    from labeldp_sim.papers.table1.law_free.fit import shallow_end_only
     flags = ["coarsest", "trivial", "", "coarsest", ""]
     x = np.logspace(-12, -8, 5)
     frame = pd.concat([_points(x, x ** -0.5, axis="eps", pre=flags),
                        _points(x[::-1], x[::-1] ** -0.5, axis="eps", pre=flags).assign(d=2)], ignore_index=True)
-    out = _shallow_end_only(frame)
+    out = shallow_end_only(frame)
     assert out[out.d == 1].pre_asymptotic.tolist() == ["coarsest", "trivial", "", "", ""]
     # the same flags listed from the deep end: the shallowest point is unflagged, so no flag stays
     assert out[out.d == 2].sort_values("eps").pre_asymptotic.tolist() == ["", "", "", "", ""]
-    assert _shallow_end_only(_points(x, x ** -0.5, axis="eps", pre=["a"] * 5)).pre_asymptotic.tolist() == ["a"] * 5
+    assert shallow_end_only(_points(x, x ** -0.5, axis="eps", pre=["a"] * 5)).pre_asymptotic.tolist() == ["a"] * 5

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from labeldp_sim.harness.cli import validate_job
-from labeldp_sim.papers.table1.law_free.plan import LawFreePlan, _fixed, _run_exact
+from labeldp_sim.papers.table1.law_free.plan import LawFreePlan, fixed_columns, run_exact
 from labeldp_sim.papers.table1.tuning import Column
 
 CASES = {
@@ -44,7 +44,7 @@ def _worst(frame, tuning):
 def test_refined_columns_sit_between_the_coarse_neighbours_and_lower_M(make_cfg, tmp_path, experiment):
     spec = _spec(make_cfg, tmp_path, experiment)
     point = spec.exp.points[0]
-    frame = _run_exact(spec, point, _fixed(spec, point))
+    frame = run_exact(spec, point, fixed_columns(spec, point))
     tuning = spec.estimator.tuning
     worst = _worst(frame, tuning)
     coarse = spec.est_grids[point.id]
@@ -54,7 +54,7 @@ def test_refined_columns_sit_between_the_coarse_neighbours_and_lower_M(make_cfg,
     assert all(coarse[j - 1] < t < coarse[j + 1] for t in extra)
     assert set(extra) <= set(int(t) for t in spec.fine_grids[point.id])
     # the coarse columns are the unrefined run's, entry for entry (the refinement only adds)
-    plain = _run_exact(_spec(make_cfg, tmp_path, experiment, refine=1), point, _fixed(spec, point))
+    plain = run_exact(_spec(make_cfg, tmp_path, experiment, refine=1), point, fixed_columns(spec, point))
     assert worst.loc[coarse].to_numpy() == pytest.approx(_worst(plain, tuning).loc[coarse].to_numpy(), rel=1e-12)
     assert worst.min() <= worst.loc[coarse].min()
     # every key the plan wants is in the task's rows, once
@@ -68,7 +68,7 @@ def test_refined_M_is_the_whole_dense_grid_optimum(make_cfg, tmp_path, experimen
     (the same closed forms in the same order: equal to rounding, 1e-12 relative)."""
     spec = _spec(make_cfg, tmp_path, experiment)
     point = spec.exp.points[0]
-    M = _worst(_run_exact(spec, point, _fixed(spec, point)), spec.estimator.tuning).min()
+    M = _worst(run_exact(spec, point, fixed_columns(spec, point)), spec.estimator.tuning).min()
     dist = spec.exp.distributions[point.d]
     columns = [Column(int(t), spec.mechanisms[(point.id, None)], 0, 0, None) for t in spec.fine_grids[point.id]]
     R = np.array([spec.estimator.expected_risks(dist, int(G), point, columns) for G in spec.inst_grids[point.id]])

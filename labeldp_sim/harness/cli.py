@@ -74,7 +74,7 @@ def validate_job(cfg: DictConfig):
     return get_kind(job_kind(cfg)).validate(cfg)
 
 
-def _compose(overrides: list) -> DictConfig:
+def compose_job(overrides: list) -> DictConfig:
     """The config of ``overrides``, composed from conf/ and the directories of LABELDP_SIM_CONF_PATH."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="config", overrides=[*overrides, *search_path_override()])
@@ -90,7 +90,7 @@ def _compose_integer_keys(overrides: list) -> DictConfig | None:
     if not digit:
         return None
     try:
-        return _compose([("+" + o) if o in digit else o for o in overrides])
+        return compose_job([("+" + o) if o in digit else o for o in overrides])
     except (HydraException, OmegaConfBaseException, ValueError):
         return None
 
@@ -123,11 +123,11 @@ def _deletions(parsed: list) -> None:
     experiment's own ``grid.reps`` and loses ``grid.d``) and blame one of its keys,
     or a key another kind never reads would drop silently.
     """
-    from labeldp_sim.harness.config import _root_defaults
+    from labeldp_sim.harness.config import root_defaults
     from labeldp_sim.harness.kinds import registered
 
     groups = config_groups()
-    defaults = _root_defaults()
+    defaults = root_defaults()
     nodes = {spec.node for spec in registered().values() if spec.node}
     for override in parsed:
         key = override.key_or_group
@@ -156,14 +156,14 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
     names = config_groups()
     groups = [o.input_line for o in parsed if o.key_or_group in names]
     try:
-        base = _compose(groups)
+        base = compose_job(groups)
     except (HydraException, OmegaConfBaseException, ValueError):
         base = None
     for override in parsed:
         if override.key_or_group in names:
             continue
         try:
-            _compose([*groups, override.input_line])
+            compose_job([*groups, override.input_line])
             continue
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             culprit = err
@@ -189,7 +189,7 @@ def _explain_together(groups: list, others: list) -> ConfigError | None:
     before it is the culprit (``~paths paths.results_dir=x``: the key was deleted)."""
     for i, override in enumerate(others):
         try:
-            _compose([*groups, *(o.input_line for o in others[:i + 1])])
+            compose_job([*groups, *(o.input_line for o in others[:i + 1])])
             continue
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             culprit = err
@@ -208,7 +208,7 @@ def _validator_says(groups: list, override) -> ConfigError | None:
     """The validator's own reason for a key the config lacks (``distribution.d`` comes from
     the grid, say), found by adding the key with ``+``; None if it has nothing to say."""
     try:
-        validate_job(_compose([*groups, "+" + override.input_line]))
+        validate_job(compose_job([*groups, "+" + override.input_line]))
     except ConfigError as err:
         return err if err.key == override.key_or_group else None
     except (HydraException, OmegaConfBaseException, ValueError):
@@ -295,7 +295,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     for job in jobs:
         interrupts.checkpoint("validate")
         try:
-            job.cfg = _compose(job.overrides)
+            job.cfg = compose_job(job.overrides)
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             job.cfg = _compose_integer_keys(job.overrides)
             if job.cfg is None:

@@ -453,7 +453,7 @@ def validate_common(cfg, kind: str) -> JobBasics:
 
 
 @lru_cache(maxsize=1)
-def _root_defaults() -> dict:
+def root_defaults() -> dict:
     """The root config's own values and its default group choices, as written (unresolved).
 
     Read from the YAML files, not composed with Hydra: validation may run inside
@@ -475,7 +475,7 @@ def _root_defaults() -> dict:
 def experiments_of_kind() -> dict:
     """kind -> names of the experiments (conf/experiment/*.yaml) of that kind, read from their
     ``kind:`` line or that of the experiment they extend (default: the root config's kind)."""
-    default = str(_root_defaults().get("kind", ""))
+    default = str(root_defaults().get("kind", ""))
     kinds = {}
 
     def kind_of(name, seen=()):
@@ -527,7 +527,7 @@ def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:
     groups), so ``mode=law_free`` or ``grid.reps=-1`` on a user-level experiment
     would otherwise be accepted and ignored.
     """
-    defaults = _root_defaults()
+    defaults = root_defaults()
     kinds = registered()
     by_kind = experiments_of_kind()
     for top in keys:

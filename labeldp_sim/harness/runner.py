@@ -236,7 +236,7 @@ def _finished_frames(plan: Plan, tasks: list):
     with dask_client(settings) as client, \
             parallel_config(backend=dask_backend(client, shared_arguments(tasks))):
         parallel = Parallel(n_jobs=-1, return_as="generator_unordered",
-                            pre_dispatch=_pre_dispatch(settings))
+                            pre_dispatch=pre_dispatch_of(settings))
         with _closing(parallel(tasks)) as frames:
             yield frames
 
@@ -250,7 +250,7 @@ def _worker_setup(backend: str) -> dict:
     return {"initializer": interrupts.worker_setup, "initargs": (os.getpid(),)}
 
 
-def _pre_dispatch(settings):
+def pre_dispatch_of(settings):
     """How many tasks joblib keeps handed to Dask ahead of the results.
 
     joblib's default, twice the worker threads it finds when the run starts,

@@ -48,13 +48,13 @@ def shown(text) -> _Shown:
     return _Shown(text)
 
 
-def _describe(x: np.ndarray) -> _Shown:
+def describe(x: np.ndarray) -> _Shown:
     if x.ndim == 0:
         return shown(repr(x.item()))
     return shown(f"an array of shape {x.shape} and dtype {x.dtype}")
 
 
-def _array(x, name, allowed) -> np.ndarray:
+def checked_array(x, name, allowed) -> np.ndarray:
     """``x`` as an array, or a one-line refusal (a ragged list or an object numpy cannot read)."""
     try:
         return np.asarray(x)
@@ -62,7 +62,7 @@ def _array(x, name, allowed) -> np.ndarray:
         raise ConfigError(name, shown(type(x).__name__), allowed) from None
 
 
-def _refuse_first(name, x, bad, allowed):
+def refuse_first(name, x, bad, allowed):
     """Refuse, showing the first entry of ``x`` where ``bad`` holds (the error path only)."""
     index = tuple(int(i) for i in np.argwhere(bad)[0])
     where = index[0] if len(index) == 1 else index
@@ -72,19 +72,19 @@ def _refuse_first(name, x, bad, allowed):
 def check_finite(x: np.ndarray, name: str, allowed: str) -> np.ndarray:
     """``x`` unchanged when every entry is finite (one pass over float arrays; integers always are)."""
     if x.dtype.kind == "f" and not np.isfinite(x).all():
-        _refuse_first(name, x, ~np.isfinite(x), allowed)
+        refuse_first(name, x, ~np.isfinite(x), allowed)
     return x
 
 
 def _vector(x, name, allowed) -> np.ndarray:
     """One real number per user: a 1-D array of integers or floats (no bools, objects, strings)."""
-    x = _array(x, name, allowed)
+    x = checked_array(x, name, allowed)
     if x.ndim != 1 or (len(x) and x.dtype.kind not in "iuf"):
-        raise ConfigError(name, _describe(x), allowed)
+        raise ConfigError(name, describe(x), allowed)
     return x
 
 
-def _require_K(K):
+def require_K(K):
     """K from the caller: a report whose length depended on the data would leak it."""
     if not is_int(K) or K < 2:
         raise ConfigError("K", K, "the number of classes (an integer >= 2), given, never inferred")
@@ -96,9 +96,9 @@ def _indices(x: np.ndarray, name, high, allowed) -> np.ndarray:
     if not len(x):
         return x
     if x.dtype.kind not in "iu":
-        raise ConfigError(name, _describe(x), allowed)
+        raise ConfigError(name, describe(x), allowed)
     if x.min() < 0 or x.max() >= high:
-        _refuse_first(name, x, (x < 0) | (x >= high), allowed)
+        refuse_first(name, x, (x < 0) | (x >= high), allowed)
     return x
 
 
@@ -108,7 +108,7 @@ def check_classes(y, K, name="y") -> np.ndarray:
     A float label is refused even when it is whole: RR would echo 0.5 as a report,
     RAPPOR would give it no bit of its own, and an index must be an integer.
     """
-    K = _require_K(K)
+    K = require_K(K)
     allowed = f"integers in 0..{K - 1}, one per user"
     return _indices(_vector(y, name, allowed), name, K, allowed)
 

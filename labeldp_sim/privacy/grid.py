@@ -100,7 +100,7 @@ def worst_excess(rare, comparisons=1):
     return comparisons * (math.log1p(delta / (1.0 - f)) - math.log1p(-delta / f))
 
 
-def _rare(a):
+def rare_probability(a):
     """1/(1 + e^a), the rarer outcome of a draw of log-odds a ≥ 0."""
     return 1.0 / (1.0 + math.exp(a))
 
@@ -113,7 +113,7 @@ def log_odds_cap(comparisons=1, tolerance=LOSS_TOLERANCE) -> float:
     lo, hi = 0.0, math.log(2.0 ** 52 - 1)  # the bound is finite at 0 and ∞ past the grid's edge
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if worst_excess(_rare(mid), comparisons) <= tolerance else (lo, mid)
+        lo, hi = (mid, hi) if worst_excess(rare_probability(mid), comparisons) <= tolerance else (lo, mid)
     return math.floor(lo * 100) / 100
 
 

@@ -77,7 +77,7 @@ import numpy as np
 from labeldp_sim.harness.components import Component, Nullable
 from labeldp_sim.harness.errors import ConfigError, check
 # the boundary checks (re-exported: the mechanisms of every paper import them from here)
-from labeldp_sim.privacy.checks import (LOG_ODDS_LIMIT, _array, _describe, _refuse_first, _require_K, check_cells, check_classes,
+from labeldp_sim.privacy.checks import (LOG_ODDS_LIMIT, checked_array, describe, refuse_first, require_K, check_cells, check_classes,
                      check_epsilon, check_finite, check_n_cells, check_noise_scale, check_reals, epsilon_parameter,
                      noise_scale, shown)
 
@@ -158,7 +158,7 @@ def mean_of_n_labels(counts, noise_variance: float = 0.0, T=None) -> CubeMeanMom
 MECHANISMS = "mechanism"
 
 
-def _counts(cells, y, n_cells, K):
+def cube_label_counts(cells, y, n_cells, K):
     """n_lj = #{i: X_i ∈ B_l, Y_i = j}, shape (n_cells, K)."""
     pair = np.multiply(cells, K, dtype=np.int64)  # the (cube, label) pair, in place: N can be 10^7
     pair += check_classes(y, K)
@@ -168,19 +168,19 @@ def _counts(cells, y, n_cells, K):
 def _check_counts(counts, values):
     """Per-cube counts of each label value: whole numbers ≥ 0, shape (n_cells, len(values))."""
     allowed = "per-cube counts of each label value: whole numbers >= 0, shape (n_cells, values)"
-    counts = _array(counts, "counts", allowed)
+    counts = checked_array(counts, "counts", allowed)
     if counts.ndim != 2 or (counts.size and counts.dtype.kind not in "iuf"):
-        raise ConfigError("counts", _describe(counts), allowed)
+        raise ConfigError("counts", describe(counts), allowed)
     if counts.size and counts.dtype.kind == "f":
         whole = np.isfinite(counts)
         whole[whole] = counts[whole] == np.floor(counts[whole])
         if not whole.all():
-            _refuse_first("counts", counts, ~whole, allowed)
+            refuse_first("counts", counts, ~whole, allowed)
     if counts.size and counts.min() < 0:
-        _refuse_first("counts", counts, counts < 0, allowed)
+        refuse_first("counts", counts, counts < 0, allowed)
     values_allowed = f"finite label values, one per column of counts ({counts.shape[1]})"
-    values = np.asarray(_array(values, "values", values_allowed), dtype=float)
-    check(values.shape == (counts.shape[1],), "values", _describe(values), values_allowed)
+    values = np.asarray(checked_array(values, "values", values_allowed), dtype=float)
+    check(values.shape == (counts.shape[1],), "values", describe(values), values_allowed)
     return counts, check_finite(values, "values", values_allowed)
 
 
@@ -225,11 +225,11 @@ class CubeData:
 
     def label_counts(self, K) -> np.ndarray:
         """n_lj for classes 0..K−1, shape (n_cells, K)."""
-        K = _require_K(K)
+        K = require_K(K)
         if self.counts is not None:
             check(self.counts.shape[1] == K, "K", K, f"the {self.counts.shape[1]} label values counted")
             return self.counts
-        return _counts(self.cells, self.y, self.n_cells, K)
+        return cube_label_counts(self.cells, self.y, self.n_cells, K)
 
     def clipped_sums(self, T) -> np.ndarray:
         """Σ_{X_i ∈ B_l} Clip(Y_i, T) per cube; T = None sums the labels as they are."""
@@ -356,7 +356,7 @@ class LocalMechanism(Mechanism):
         """
         classes = "regression" not in self.tasks or (K is not None and "classification" in self.tasks)
         if classes:
-            K = _require_K(K)
+            K = require_K(K)
             y = check_classes(y, K)
         else:
             y = check_reals(y)
@@ -473,7 +473,7 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
         if K is None:  # regression: counts and sums of the labels
             return (np.bincount(cells, minlength=n_cells).astype(float),
                     np.bincount(cells, weights=reports, minlength=n_cells))
-        return _counts(cells, reports, n_cells, _require_K(K))
+        return cube_label_counts(cells, reports, n_cells, require_K(K))
 
     def _sample_aggregate(self, data, N, rng, K=None):
         if K is None:

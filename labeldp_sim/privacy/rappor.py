@@ -15,7 +15,7 @@ import numpy as np
 from labeldp_sim.privacy.choice_law import ChoiceLaw
 from labeldp_sim.harness.errors import check
 from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
-from labeldp_sim.privacy.protocols import LABEL_LOCAL, CubeSumMechanism, _require_K, audit_recipe, check_classes, epsilon_parameter
+from labeldp_sim.privacy.protocols import LABEL_LOCAL, CubeSumMechanism, require_K, audit_recipe, check_classes, epsilon_parameter
 
 __all__ = ["RAPPOR", "bit_sums", "RAPPOR_LIMIT"]
 
@@ -87,7 +87,7 @@ class RAPPOR(CubeSumMechanism):
 
     def bit_probabilities(self, y, K):
         """P(Z(j) = 1 | Y = y) for each row y, shape (len(y), K), (11)."""
-        probs = np.full((len(y), _require_K(K)), self.q)
+        probs = np.full((len(y), require_K(K)), self.q)
         probs[np.arange(len(y)), check_classes(y, K)] = self.p
         return probs
 

@@ -133,7 +133,7 @@ class _Run(NamedTuple):
     stop: int  # exclusive
 
 
-def _runs(log10_x: np.ndarray, decades: float, min_points: int) -> list:
+def window_runs(log10_x: np.ndarray, decades: float, min_points: int) -> list:
     """Maximal runs of consecutive (sorted) points spanning at most ``decades``, with >= min_points."""
     stops = np.searchsorted(log10_x, log10_x + decades + 1e-9, side="right")
     runs, last = [], -1
@@ -161,7 +161,7 @@ def window_fits(frame: pd.DataFrame, axis: str, value: str, se: str, exact: bool
     lx = np.log10(x)
     log_h = np.log(frame[depth].to_numpy(float))
     rows = []
-    for k, run in enumerate(_runs(lx, decades, min_points)):
+    for k, run in enumerate(window_runs(lx, decades, min_points)):
         part = slice(run.start, run.stop)
         fitted = local_slope(x[part], frame[value].to_numpy(float)[part], frame[se].to_numpy(float)[part], exact)
         rows.append({"window": k, "window_lo": x[run.start], "window_hi": x[run.stop - 1],

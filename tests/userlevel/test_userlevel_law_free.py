@@ -71,8 +71,8 @@ def test_clipped_normal_moments_match_quadrature(mu, sd, T):
 @pytest.mark.parametrize("Be, Bi", [(7, 5), (16, 40), (33, 33)])
 def test_one_dimensional_overlaps_equal_the_general_box_integral(Be, Bi):
     powers = (1.0, 2.0)
-    est, inst, w = integrals._bump_overlaps(Be, Bi, 1, powers)
-    pts = np.union1d(integrals._edges(Be), integrals._edges(Bi))
+    est, inst, w = integrals.bump_overlaps(Be, Bi, 1, powers)
+    pts = np.union1d(integrals.axis_edges(Be), integrals.axis_edges(Bi))
     lo, hi = pts[:-1], pts[1:]
     ji = np.clip(np.floor((lo + hi) / 2 * Bi), 0, Bi - 1).astype(int)
     ulo, uhi = np.clip(lo * Bi - ji - 0.5, -0.5, 0.5), np.clip(hi * Bi - ji - 0.5, -0.5, 0.5)
@@ -211,7 +211,7 @@ def test_the_exact_path_refuses_an_estimator_without_one(make_cfg, tmp_path):
 
 def _scalar_bump_overlaps(Be, Bi, d, powers):
     """The per-piece loop over box_radial_integral, C-order over the pieces (the reference)."""
-    pts = np.union1d(integrals._edges(Be), integrals._edges(Bi))
+    pts = np.union1d(integrals.axis_edges(Be), integrals.axis_edges(Bi))
     lo, hi = pts[:-1], pts[1:]
     ji = np.clip(np.floor((lo + hi) / 2 * Bi), 0, Bi - 1).astype(int)
     ulo, uhi = np.clip(lo * Bi - ji - 0.5, -0.5, 0.5), np.clip(hi * Bi - ji - 0.5, -0.5, 0.5)
@@ -222,7 +222,7 @@ def _scalar_bump_overlaps(Be, Bi, d, powers):
 
 
 def _scalar_ramp(Be, d, A, rho, powers):
-    e = integrals._edges(Be)
+    e = integrals.axis_edges(Be)
     out = np.zeros((Be ** d, len(powers)))
     zeros, ones = np.zeros(d), np.ones(d)
     for flat, idx in enumerate(itertools.product(range(Be), repeat=d)):
@@ -238,10 +238,10 @@ def _scalar_ramp(Be, d, A, rho, powers):
 def test_vectorised_cube_integrals_equal_the_piecewise_ones(Be, Bi, d):
     """d >= 2, integer powers: Gauss–Legendre on each piece (exact for the polynomial integrand) against the
     per-piece closed forms, for the bumps (Theorems 10, 12) and Theorem 10's ramp."""
-    integrals._bump_overlaps.cache_clear()
-    integrals._ramp_moments.cache_clear()
-    w = integrals._bump_overlaps(Be, Bi, d, (1.0, 2.0))[2]
+    integrals.bump_overlaps.cache_clear()
+    integrals.ramp_moments.cache_clear()
+    w = integrals.bump_overlaps(Be, Bi, d, (1.0, 2.0))[2]
     np.testing.assert_allclose(w, _scalar_bump_overlaps(Be, Bi, d, (1.0, 2.0)), rtol=1e-11, atol=1e-16)
     for A, rho in ((0.3, 0.5), (0.55, 0.2), (1.0, 0.5)):  # A = 1: the block covers the cube, nothing left
-        np.testing.assert_allclose(integrals._ramp_moments(Be, d, A, rho, (1.0, 2.0)),
+        np.testing.assert_allclose(integrals.ramp_moments(Be, d, A, rho, (1.0, 2.0)),
                                    _scalar_ramp(Be, d, A, rho, (1.0, 2.0)), rtol=1e-11, atol=1e-16)

@@ -47,7 +47,7 @@ PACKAGES = ("kclass",)
 
 __all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan"]
 
-def _synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial):
+def synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial):
     start = time.perf_counter()
     family = GaussianCircle(K, sigma)
     rng = keyed_rng(seed, name, "data", K, trial)
@@ -170,7 +170,7 @@ def validate_kclass(cfg) -> KClassSpec:
 
 
 def kclass_trial_needs(N: int, k: int, n_test: int, K: int, split: float, names) -> list:
-    """The arrays one K-class trial (:func:`_synthetic_trial`) holds at its peak, as lower bounds.
+    """The arrays one K-class trial (:func:`synthetic_trial`) holds at its peak, as lower bounds.
 
     Throughout: the N training points (features and label, 24 B each), the
     test points with their K posteriors and their k neighbours (int64).  Then,
@@ -317,7 +317,7 @@ class _MethodTrialPlan(Plan):
 
 
 def _kclass_records(name, K, sigma, N, k, eps, n_test, split, methods, seed, trial) -> pd.DataFrame:
-    frame = pd.DataFrame(_synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed,
+    frame = pd.DataFrame(synthetic_trial(name, K, sigma, N, k, eps, n_test, split, methods, seed,
                                           trial))
     frame["seed_key"] = f"K{K}-{trial}"
     for key, value in (("sigma", str(sigma)), ("N", N), ("k", k), ("eps", eps)):
@@ -357,7 +357,7 @@ def _digits_trial(X, y, eps, methods, k, test_fraction, seed, split_index, split
     return rows
 
 
-def _digits_records(eps, methods, k, test_fraction, seed, split_index, split) -> pd.DataFrame:
+def digits_records(eps, methods, k, test_fraction, seed, split_index, split) -> pd.DataFrame:
     from sklearn.datasets import load_digits
 
     data = load_digits()
@@ -379,5 +379,5 @@ class DigitsPlan(_MethodTrialPlan):
     def call(self, trial, methods):
         s = self.spec
         eps, split_index = trial
-        return delayed(_digits_records)(eps, methods, s.k, s.test_fraction, s.seed, split_index,
+        return delayed(digits_records)(eps, methods, s.k, s.test_fraction, s.seed, split_index,
                                         s.split)

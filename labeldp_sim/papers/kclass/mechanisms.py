@@ -21,8 +21,8 @@ import numpy as np
 
 from labeldp_sim.harness.errors import ConfigError, check
 from labeldp_sim.privacy.grid import RR_EPSILON_LIMIT
-from labeldp_sim.privacy.protocols import (LABEL_LOCAL, CubeSumMechanism, LocalMechanism, _counts,
-                                 _require_K, audit_recipe, check_classes, check_finite, epsilon_parameter,
+from labeldp_sim.privacy.protocols import (LABEL_LOCAL, CubeSumMechanism, LocalMechanism, cube_label_counts,
+                                 require_K, audit_recipe, check_classes, check_finite, epsilon_parameter,
                                  laplace_sum, noise_scale, shown)
 
 # RR at K = 2 (and RRWithPrior's sets of two) flip with probability 1/(e^ε + 1), the smallest of any K:
@@ -68,11 +68,11 @@ class RandomizedResponse(_RRBudget, CubeSumMechanism):
 
     def keep_probability(self, K):
         e = np.exp(self.epsilon)
-        return e / (e + _require_K(K) - 1)
+        return e / (e + require_K(K) - 1)
 
     def transition_matrix(self, K):
         """M[i, j] = P(Z = j | Y = i)."""
-        K = _require_K(K)
+        K = require_K(K)
         e = np.exp(self.epsilon)
         M = np.full((K, K), 1.0 / (e + K - 1))
         np.fill_diagonal(M, e / (e + K - 1))
@@ -84,7 +84,7 @@ class RandomizedResponse(_RRBudget, CubeSumMechanism):
         return np.where(keep, y, other)
 
     def aggregate(self, reports, cells, n_cells, K):
-        return _counts(cells, reports, n_cells, K)
+        return cube_label_counts(cells, reports, n_cells, K)
 
     def _sample_aggregate(self, data, N, rng, K=None):
         counts = data.label_counts(K)
@@ -192,7 +192,7 @@ class ALIBI(CubeSumMechanism):
 
     def location(self, y, K):
         """The Laplace location of each report: OneHot(y), shape (len(y), K)."""
-        loc = np.zeros((len(y), _require_K(K)))
+        loc = np.zeros((len(y), require_K(K)))
         loc[np.arange(len(y)), check_classes(y, K)] = 1.0
         return loc
 

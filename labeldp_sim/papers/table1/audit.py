@@ -13,7 +13,7 @@ from itertools import product
 
 import numpy as np
 
-from labeldp_sim.privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, _log_ratio,
+from labeldp_sim.privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, log_ratio,
                              bits_code, bits_loss, builds, calls, T)
 from labeldp_sim.privacy.audit.mutants import full_eps_bits
 from labeldp_sim.privacy.grid import grid_probability
@@ -57,7 +57,7 @@ def _selection(mech: ExponentialMechanism, V, K):
 
 
 def _pair_loss(P, Q):
-    return float(np.max(np.abs(_log_ratio(P, Q)))) if len(P) else 0.0
+    return float(np.max(np.abs(log_ratio(P, Q)))) if len(P) else 0.0
 
 
 def _exp_losses(mech: ExponentialMechanism, K):

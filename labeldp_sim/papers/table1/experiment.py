@@ -374,7 +374,7 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     return exp
 
 
-def _relevant_cubes(dist, G: int, G_est: int, d: int) -> float:
+def relevant_cubes(dist, G: int, G_est: int, d: int) -> float:
     """Fewest estimator cubes a classification cell model lists (the bump cubes they meet).
 
     Each of the m bumps (cubes of side 1/G) meets (G_est // G)^d estimator cubes
@@ -452,7 +452,7 @@ def trial_needs(exp: Experiment, pt: Point, path: str | None = None, G_inst: int
                 needs.append(Need(16.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} noisy one-hots (float64)",
                                   {key: (got, N), **K_key}))
         else:
-            R = _relevant_cubes(dist, G_inst or pt.G, pt.G_est, d)
+            R = relevant_cubes(dist, G_inst or pt.G, pt.G_est, d)
             needs.append(Need(32.0 * R * K, f"{R:,.0f} relevant cubes × K = {K:,.0f} classes × 4 float64 arrays",
                               {key: (got, R), **K_key}))
         if hasattr(mech, "transition_matrix") and hasattr(mech, "keep_probability"):

@@ -113,7 +113,7 @@ ETA2 = 3.0 / 8.0        # ∫_0^1 sin⁴(πX) dX: E_v η² per axis, in units of
 # ----------------------------------------------------------------------------- one axis
 
 
-def _sin2(t):
+def sin2(t):
     """sin²(πt), reduced to the column first (precision at X ~ 10^6)."""
     t = np.asarray(t, dtype=float)
     f = t - np.floor(t)
@@ -121,7 +121,7 @@ def _sin2(t):
     return np.sin(np.pi * np.minimum(f, 1 - f)) ** 2
 
 
-def _J(a, b):
+def J(a, b):
     """∫_a^b sin²(πs) ds = (x − sin x)/(2π) + sin x · sin²(π(a+b)/2)/π, x = π(b − a).
 
     Written so that a short interval near a column edge (where the profile is
@@ -147,12 +147,12 @@ def axis_factors(X, lo, hi, face_lo, face_hi):
     X, lo, hi = (np.asarray(v, dtype=float) for v in (X, lo, hi))
     first = np.floor(lo)
     last = np.maximum(np.ceil(hi) - 1, first)
-    a_first = _J(lo, np.minimum(hi, first + 1))
-    a_last = _J(np.maximum(lo, last), hi)
+    a_first = J(lo, np.minimum(hi, first + 1))
+    a_last = J(np.maximum(lo, last), hi)
     P = np.where(first == last, a_first ** 2, a_first ** 2 + a_last ** 2 + (last - first - 1) / 4)
     col = np.clip(np.floor(X), first, last)
-    s_x, s_hi, s_lo = _sin2(X), _sin2(hi), _sin2(lo)
-    F0 = _J(np.maximum(lo, col), np.minimum(hi, col + 1)) * s_x
+    s_x, s_hi, s_lo = sin2(X), sin2(hi), sin2(lo)
+    F0 = J(np.maximum(lo, col), np.minimum(hi, col + 1)) * s_x
     F = face_hi * a_last * s_hi + face_lo * a_first * s_lo
     H = s_x * (face_hi * s_hi * (col == last) + face_lo * s_lo * (col == first))
     return P, F0, F, H, face_lo + face_hi, hi - lo
@@ -345,10 +345,10 @@ def _layer_1d(G, rho0):
     Lam = 2 * rho0
     P, _, F, _, _, _ = axis_factors(0.0, 0.0, Lam, 0.0, 1.0)
     last = np.maximum(np.ceil(Lam) - 1, 0.0)
-    a_last = _J(last, Lam)
-    own = np.where(rho0 > last, _J(last, rho0), 0.0)  # ∫ sin² over the queries in the box's last column
-    F0_int = 0.5 * _J(0.0, np.minimum(rho0, last)) + a_last * own
-    H_int = _sin2(Lam) * own
+    a_last = J(last, Lam)
+    own = np.where(rho0 > last, J(last, rho0), 0.0)  # ∫ sin² over the queries in the box's last column
+    F0_int = 0.5 * J(0.0, np.minimum(rho0, last)) + a_last * own
+    H_int = sin2(Lam) * own
     return np.stack([rho0 * P / Lam ** 2, rho0 * F / Lam, F0_int / Lam, H_int], axis=1)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeldp_sim.privacy.protocols import CubeData
-from labeldp_sim.papers.table1.families.geometry import _cos2_antiderivative
+from labeldp_sim.papers.table1.families.geometry import cos2_antiderivative
 
 __all__ = ["region_mass", "radius_for_mass", "draw_knn_estimates", "box_and_boundary_means"]
 
@@ -149,7 +149,7 @@ def box_and_boundary_means(instance, queries: np.ndarray, r: np.ndarray):
     def local(t):  # u of coordinate t in column cols, (Q, d, M)
         return t[:, :, None] * G - cols - 0.5
 
-    axis_int = np.where(valid, (_cos2_antiderivative(local(hi)) - _cos2_antiderivative(local(lo))) / G, 0.0)
+    axis_int = np.where(valid, (cos2_antiderivative(local(hi)) - cos2_antiderivative(local(lo))) / G, 0.0)
     side = _sides(queries, r)
     tuple_signs = _tuple_signs(signs, G, first, M)
     mean_in = height * _signed_sum(tuple_signs, axis_int) / np.prod(side, axis=1)

@@ -30,7 +30,7 @@ from labeldp_sim.privacy.choice_law import ChoiceLaw
 from labeldp_sim.harness.components import Interval, Nullable, Options
 from labeldp_sim.harness.errors import check
 from labeldp_sim.privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
-                                 CentralMechanism, CubeMeanMoments, CubeSumMechanism, NoisyLabel, _require_K,
+                                 CentralMechanism, CubeMeanMoments, CubeSumMechanism, NoisyLabel, require_K,
                                  check_cells, mean_of_n_labels,
                                  audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
 from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
@@ -92,7 +92,7 @@ class JointRAPPOR(CubeSumMechanism):
 
     def bit_probabilities(self, y, K, cells, n_cells):
         """P(bit (l, j) = 1) for each user, shape (len(y), n_cells·K)."""
-        K = _require_K(K)
+        K = require_K(K)
         probs = np.full((len(y), n_cells * K), self.q)
         own = check_cells(cells, n_cells, len(y)) * K + check_classes(y, K)
         probs[np.arange(len(y)), own] = self.p

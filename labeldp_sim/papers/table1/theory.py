@@ -21,7 +21,7 @@ import numpy as np
 
 from labeldp_sim.privacy.protocols import FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, NONE, Privacy
 
-__all__ = ["Exponent", "Cell", "CELLS", "get_cell", "Privacy"]
+__all__ = ["Exponent", "Cell", "CELLS", "Privacy"]
 
 
 
@@ -363,12 +363,3 @@ _register(Cell(
     bandwidth_terms=_h_heavy_central,
     bandwidth_source="Theorem 14(2): h ~ (εN)^(-(p-1)/(pβ+d(p-1))) ∨ N^(-1/(2β+d)), T ~ (εNh^d)^(1/p)",
 ))
-
-
-def get_cell(name: str) -> Cell:
-    """Look a cell up by name; a clear error lists the known ones."""
-    from labeldp_sim.harness.errors import ConfigError
-
-    if name not in CELLS:  # pragma: no cover - message only
-        raise ConfigError("cell", name, sorted(CELLS))
-    return CELLS[name]

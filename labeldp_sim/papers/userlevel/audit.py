@@ -27,8 +27,8 @@ import numpy as np
 
 from labeldp_sim.privacy.audit import AuditCases, Careless, Case, calls
 from labeldp_sim.papers.userlevel.audit_recipes import (BIG, D, DIM, HEAVY, ITEM_NB, KASHIN_COEF, LAW_NOTE, M, MAX_LATTICE, N, RAND_NOTE,
-                            RANDOMIZE_SHARE, USER_NB, _coordinate_sets, _constant_pair, _kashin_sets, _mean_sets,
-                            _recipe, _sample_sets, _vector_sets, exact_loss, item_level_recipe, law_draw,
+                            RANDOMIZE_SHARE, USER_NB, coordinate_sets, constant_pair, kashin_sets, mean_sets,
+                            make_recipe, sample_sets, vector_sets, exact_loss, item_level_recipe, law_draw,
                             mixture_loss, randomize_draw)
 from labeldp_sim.papers.userlevel.data import UserValues
 from labeldp_sim.papers.userlevel.mean import KASHIN_K, HeavyTailed, KashinBasis, TwoStageTuning, algorithm2_plan, split_sizes
@@ -75,18 +75,18 @@ def _build(eps):
     t5 = TwoStageTuning.theorem1(K * D / math.sqrt(DIM), M, int(split_sizes(N, len(groups5)).min()))
     lo5, hi5 = _stage_two_box(t5, 1)
 
-    mean1, meanh = _mean_sets(D), _mean_sets(th.D)
-    samples, vectors = _sample_sets(), _vector_sets()
-    coords, kashin = _coordinate_sets(1), _kashin_sets(basis)
+    mean1, meanh = mean_sets(D), mean_sets(th.D)
+    samples, vectors = sample_sets(), vector_sets()
+    coords, kashin = coordinate_sets(1), kashin_sets(basis)
     mean_text = "constant data sets on a grid over [−10D, 10D] and mixed ones (mean-only statistic)"
     sample_text = "constant, alternating, one-changed, 15+1 and uniform data sets (per-sample statistic)"
     vector_text = "constant data sets on {0, ±D/2, ±D, ±10D}² and mixed ones"
     coord_text = "coordinate 1 on the 1-D grid, coordinate 0 ∈ {0, ±10D}"
     kashin_text = "72 directions × radii {D, 10D} and mixed data sets"
 
-    big = _constant_pair(BIG * D)
-    bigh = _constant_pair(BIG * th.D)
-    big2 = _constant_pair(BIG * D, d=DIM)
+    big = constant_pair(BIG * D)
+    bigh = constant_pair(BIG * th.D)
+    big2 = constant_pair(BIG * D, d=DIM)
     mixed = (np.r_[np.full(M - 1, -BIG * D), [BIG * D]], np.full(M, BIG * D))
     coord_pair = (np.tile([BIG * D, -BIG * D], (M, 1)), np.tile([-BIG * D, BIG * D], (M, 1)))
     grid = np.linspace(0.0, 2 * np.pi, 360, endpoint=False)
@@ -106,62 +106,62 @@ def _build(eps):
                                  label="coordinate_1", d=DIM)
     samples_beyond = "samples beyond the clip (±10D)"
     real = {
-        "ul_alg1_stage1": (stage1(), _recipe(
+        "ul_alg1_stage1": (stage1(), make_recipe(
             nb(f"Algorithm 1 stage I, D = 1, m = {M}, h = 4D/√m, B = {t1.bins}, Lap(2/ε); {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D (bins 0 vs B−1)", mean1, mean_text, big)),
-        "ul_alg1_stage2": (ClippedMean(eps, lo1, hi1), _recipe(
+        "ul_alg1_stage2": (ClippedMean(eps, lo1, hi1), make_recipe(
             nb(f"Algorithm 1 stage II, k̂ = {k1}: clip to [L−Δ, R+Δ] = [{lo1:.3f}, {hi1:.3f}], "
                f"Δ = D√(ln n/m) at n = {N}, Lap((3h+2Δ)/ε); {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", mean1, mean_text, big)),
-        "ul_heavy_stage1": (BinHistogram(eps, -th.D, th.h, th.bins, pre_clip=th.D), _recipe(
+        "ul_heavy_stage1": (BinHistogram(eps, -th.D, th.h, th.bins, pre_clip=th.D), make_recipe(
             nb(f"Theorem 3 stage I, p = 2, M_p = 1, n = {HEAVY['n']}: D = {th.D:g}, h = {th.h:g}, "
                f"B = {th.bins}, user mean pre-clipped to ±D; samples at ±10D = ±{BIG * th.D:g}"),
             f"{ALL} −{BIG * th.D:g} vs {ALL} +{BIG * th.D:g}", meanh, mean_text + " (D = 4)", bigh)),
-        "ul_heavy_stage2": (ClippedMean(eps, loh, hih, pre_clip=th.D), _recipe(
+        "ul_heavy_stage2": (ClippedMean(eps, loh, hih, pre_clip=th.D), make_recipe(
             nb(f"Theorem 3 stage II, k̂ = {kh}: box [{loh:g}, {hih:g}] ⊃ pre-clip [−{th.D:g}, {th.D:g}], "
                f"Lap((3h+2Δ)/ε); samples at ±{BIG * th.D:g}"),
             f"{ALL} −{BIG * th.D:g} vs {ALL} +{BIG * th.D:g}", meanh, mean_text + " (D = 4)", bigh)),
-        "ul_naive": (naive(), _recipe(
+        "ul_naive": (naive(), make_recipe(
             nb(f"naive baseline clip(X̄, ±D) + Lap(2D/ε), d = 1; {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", mean1, mean_text, big)),
-        "ul_naive_d2": (ClippedMean(eps, np.full(DIM, -D), np.full(DIM, D)), _recipe(
+        "ul_naive_d2": (ClippedMean(eps, np.full(DIM, -D), np.full(DIM, D)), make_recipe(
             nb(f"naive baseline, d = {DIM}: clip to [−D, D]^d + Lap(2Dd/ε) per coordinate; {samples_beyond}"),
             f"{ALL} (−10D, −10D) vs {ALL} (+10D, +10D)", vectors, vector_text, big2)),
-        "ul_item_level": (item(), _recipe(
+        "ul_item_level": (item(), make_recipe(
             nb(f"P1a, m = {M}: every sample clip(X_j, ±D) + Lap(2Dm/ε); {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", samples, sample_text, big)),
-        "ul_one_sample": (one(), _recipe(
+        "ul_one_sample": (one(), make_recipe(
             nb(f"P1b: one uniform sample clip(X_J, ±D) + Lap(2D/ε), a mixture of m = {M} components; "
                f"{samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", samples, sample_text, big)),
-        "ul_one_sample_d2": (OneSampleLaplace(eps, D, DIM), _recipe(
+        "ul_one_sample_d2": (OneSampleLaplace(eps, D, DIM), make_recipe(
             nb(f"P1b, d = {DIM}: Lap(2Dd/ε) per coordinate; {samples_beyond}"),
             f"{ALL} (−10D, −10D) vs {ALL} (+10D, +10D)", vectors, vector_text, big2)),
-        "ul_alg2_coordinate": (alg2(), _recipe(
+        "ul_alg2_coordinate": (alg2(), make_recipe(
             nb(f"Algorithm 2 (ℓ∞, d = {DIM}), stage I on coordinate 1 at ε_inst = {eps2:g} "
                f"(algorithm2_plan), B = {t2.bins}; {samples_beyond}"),
             f"{ALL} (+10D, −10D) vs {ALL} (−10D, +10D)", coords, coord_text, coord_pair)),
         "ul_kashin_stage2": (MappedSamples(ClippedMean(eps5, lo5, hi5), _kashin_map(basis, KASHIN_COEF),
-                                           label=f"kashin_{KASHIN_COEF}", d=DIM), _recipe(
+                                           label=f"kashin_{KASHIN_COEF}", d=DIM), make_recipe(
             nb(f"Theorem 5 (ℓ2, d = {DIM}): stage II on Kashin coefficient {KASHIN_COEF}, K = {K:g}, "
                f"box [{lo5:.3f}, {hi5:.3f}] at ε_inst = {eps5:g}; samples at radius 10D"),
             f"{ALL} −10D·u vs {ALL} +10D·u (u maximising a_{KASHIN_COEF} on the unit circle)",
             kashin, kashin_text, kashin_pair)),
         # the randomize() path, one case per randomizer class (1 in RANDOMIZE_SHARE of the draws)
-        "ul_alg1_stage1 (randomize)": (stage1(), _recipe(
+        "ul_alg1_stage1 (randomize)": (stage1(), make_recipe(
             nb(f"Algorithm 1 stage I as above; {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", mean1, mean_text, big, randomize=True)),
-        "ul_naive (randomize)": (naive(), _recipe(
+        "ul_naive (randomize)": (naive(), make_recipe(
             nb(f"naive baseline as above; {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", mean1, mean_text, big, randomize=True)),
-        "ul_item_level (randomize)": (item(), _recipe(
+        "ul_item_level (randomize)": (item(), make_recipe(
             nb(f"P1a as above; {samples_beyond}"),
             f"{ALL} −10D vs {ALL} +10D", samples, sample_text, big, randomize=True)),
-        "ul_one_sample (randomize)": (one(), _recipe(
+        "ul_one_sample (randomize)": (one(), make_recipe(
             nb(f"P1b as above; {samples_beyond}"),
             f"15 samples at −10D and one at +10D vs {ALL} +10D (pair loss log(15e^ε/16 + 1/16))",
             samples, sample_text, mixed, randomize=True)),
-        "ul_alg2_coordinate (randomize)": (alg2(), _recipe(
+        "ul_alg2_coordinate (randomize)": (alg2(), make_recipe(
             nb(f"Algorithm 2 coordinate instance as above; {samples_beyond}"),
             f"{ALL} (+10D, −10D) vs {ALL} (−10D, +10D)", coords, coord_text, coord_pair, randomize=True)),
     }

@@ -1,7 +1,7 @@
 r"""How a user-level randomizer (papers/003) is audited: neighbours, exact losses, data sets, draws.
 
 The recipes :mod:`labeldp_sim.papers.userlevel.audit` gives each audited randomizer are built
-here (:func:`_recipe`), with the constants of the audited instances.
+here (:func:`make_recipe`), with the constants of the audited instances.
 
 **Neighbours are user-level** (Definition 1 of papers/003): x ~ x' when one
 user's *whole* data set of m samples is replaced, x, x' ∈ X^m arbitrary —
@@ -33,8 +33,8 @@ P1a mechanism, for the tests only; nothing registers them.)
   component-pair bound ``privacy_loss`` (quasi-convexity) is reported beside it.
 
 The enumerated data sets, and why they contain the worst pairs, are stated
-with each family below (``_mean_sets``, ``_sample_sets``, ``_vector_sets``,
-``_coordinate_sets``, ``_kashin_sets``).
+with each family below (``mean_sets``, ``sample_sets``, ``vector_sets``,
+``coordinate_sets``, ``kashin_sets``).
 
 **Black box.**  ``draw(mech, side, n, rng)`` returns n reports for the user's
 data set x (side 0) or x' (side 1).  Calling ``randomize`` costs ≈ 13 µs, so
@@ -162,7 +162,7 @@ def exact_loss(mech, datasets, pairs=None) -> tuple[float, str]:
 # Each family is a list of whole data sets of one user; the exact check takes every pair.
 
 
-def _mean_sets(scale_d, m=M):
+def mean_sets(scale_d, m=M):
     r"""1-D data sets for randomizers that see the user mean only (BinHistogram, ClippedMean).
 
     Their location is a monotone function of Y = x̄ (clamp(Y), or the one-hot of the
@@ -187,7 +187,7 @@ def _mean_sets(scale_d, m=M):
     return sets
 
 
-def _sample_sets(scale_d=D, m=M):
+def sample_sets(scale_d=D, m=M):
     r"""1-D data sets for per-sample randomizers (ItemLevelLaplace, OneSampleLaplace).
 
     P1a's loss Σ_j |clip x_j − clip x'_j|/b is separable over samples, largest with
@@ -208,7 +208,7 @@ def _sample_sets(scale_d=D, m=M):
     return sets
 
 
-def _vector_sets(scale_d=D, m=M, d=DIM):
+def vector_sets(scale_d=D, m=M, d=DIM):
     r"""d-dimensional data sets (rows = samples): the naive box mean and P1b in d = 2.
 
     ClippedMean's ℓ1 distance Σ_r |clip Y_r − clip Y'_r| is largest at opposite corners
@@ -230,23 +230,23 @@ def _vector_sets(scale_d=D, m=M, d=DIM):
     return sets
 
 
-def _coordinate_sets(coord, scale_d=D, m=M, d=DIM):
+def coordinate_sets(coord, scale_d=D, m=M, d=DIM):
     r"""d-dimensional data sets for Algorithm 2's per-coordinate instance (MappedSamples).
 
     The instance sees the user mean of coordinate ``coord`` only: its 1-D values run
-    over :func:`_mean_sets`' grid while the other coordinates take −10D, 0 or 10D (they
+    over :func:`mean_sets`' grid while the other coordinates take −10D, 0 or 10D (they
     must not matter).
     """
     sets = []
     for other in (-BIG * scale_d, 0.0, BIG * scale_d):
-        for col in _mean_sets(scale_d, m):
+        for col in mean_sets(scale_d, m):
             x = np.full((m, d), other)
             x[:, coord] = col
             sets.append(x)
     return sets
 
 
-def _kashin_sets(basis, m=M, directions=72):
+def kashin_sets(basis, m=M, directions=72):
     r"""2-D data sets for one Kashin coefficient (MappedSamples, Theorem 5).
 
     The coefficient map a(·) is odd and positively homogeneous, so the user mean of
@@ -297,13 +297,13 @@ def _exact_fn(datasets, text, pairs=None):
     return exact
 
 
-def _recipe(neighbours, pair_text, datasets, set_text, pair, randomize=False, pairs=None):
+def make_recipe(neighbours, pair_text, datasets, set_text, pair, randomize=False, pairs=None):
     note = RAND_NOTE if randomize else LAW_NOTE
     return Recipe(neighbours, f"{pair_text}; {note}", _exact_fn(datasets, set_text, pairs),
                   (randomize_draw if randomize else law_draw)(pair))
 
 
-def _constant_pair(value, m=M, d=None):
+def constant_pair(value, m=M, d=None):
     shape = (m,) if d is None else (m, d)
     return np.full(shape, -value), np.full(shape, value)
 
@@ -311,12 +311,12 @@ def _constant_pair(value, m=M, d=None):
 def item_level_recipe(scale_d=D, m=M):
     r"""Item-level neighbours for P1a (one sample changed) — for the tests, never registered.
 
-    Exact check over data sets of :func:`_sample_sets` against the same sets with
+    Exact check over data sets of :func:`sample_sets` against the same sets with
     sample 0 replaced by each of {0, ±D, ±10D}; black-box pair: all samples at −10D
     vs the same with sample 0 at +10D.  A P1a whose noise has the item-level scale
     2D/ε (no factor m) passes this relation and fails the user-level one.
     """
-    base = _sample_sets(scale_d, m)
+    base = sample_sets(scale_d, m)
     sets, pairs = [], []
     for x in base:
         sets.append(x)
@@ -329,5 +329,5 @@ def item_level_recipe(scale_d=D, m=M):
     x0 = np.full(m, -BIG * scale_d)
     x1 = x0.copy()
     x1[0] = BIG * scale_d
-    return _recipe(ITEM_NB, "all m samples at −10D vs the same with sample 0 at +10D", sets,
+    return make_recipe(ITEM_NB, "all m samples at −10D vs the same with sample 0 at +10D", sets,
                    f"{len(base)} data sets × sample 0 replaced by 0, ±D, ±10D", (x0, x1), pairs=pairs)

@@ -41,7 +41,7 @@ def cube_index(x, B_axis: int) -> np.ndarray:
     return np.ravel_multi_index(tuple(idx.T), (B_axis,) * x.shape[1])
 
 
-def _edges(B_axis):
+def axis_edges(B_axis):
     return np.arange(B_axis + 1) / B_axis
 
 
@@ -164,11 +164,6 @@ def box_radial_integral_many(lo, hi, a0, a1, b0, b1, r0, r1, kind, p, rho=math.i
     return out
 
 
-def _phi_norm(d, p):
-    r"""∫_{[−½,½]^d} (½ − ||u||_∞)^p du = d 2^{−p} B(d, p + 1) (||φ||_1 for p = β, ||φ||_2² for p = 2β)."""
-    return d * 2.0 ** -p * math.exp(math.lgamma(d) + math.lgamma(p + 1) - math.lgamma(d + p + 1))
-
-
 def _bump_antiderivative(u, p):
     r"""∫_{−½}^{u} (½ − |t|)^p dt for u ∈ [−½, ½] (d = 1: the bump's closed form)."""
     u = np.asarray(u, dtype=float)
@@ -185,13 +180,13 @@ def _ramp_antiderivative(t, p, rho):
 
 
 @lru_cache(maxsize=64)
-def _bump_overlaps(Be, Bi, d, powers):
+def bump_overlaps(Be, Bi, d, powers):
     r"""Overlaps of the estimator grid (Be per axis) with the instance's bump grid (Bi per axis).
 
     Returns (est, inst, w) with w[:, a] = ∫_{C_est ∩ C_inst} φ((x − c)/l)^{powers[a]/β·β} dx in x
     units, i.e. l^d ∫ (½ − ||u||_∞)^{powers[a]} du over the piece (u local coordinates of the bump).
     """
-    pts = np.union1d(_edges(Be), _edges(Bi))
+    pts = np.union1d(axis_edges(Be), axis_edges(Bi))
     lo, hi = pts[:-1], pts[1:]
     keep = hi - lo > 1e-15
     lo, hi = lo[keep], hi[keep]
@@ -239,9 +234,9 @@ def _bump_overlaps(Be, Bi, d, powers):
 
 
 @lru_cache(maxsize=64)
-def _ramp_moments(Be, d, A, rho, powers):
+def ramp_moments(Be, d, A, rho, powers):
     r"""Per estimator cube: ∫_{C ∖ [0,A]^d} min(dist_∞(x, [0, A]^d), ρ)^p dx for p in ``powers``."""
-    e = _edges(Be)
+    e = axis_edges(Be)
     if d == 1:
         t0, t1 = np.maximum(e[:-1] - A, 0.0), np.maximum(e[1:] - A, 0.0)
         out = np.stack([_ramp_antiderivative(t1, p, rho) - _ramp_antiderivative(t0, p, rho) for p in powers], axis=1)

@@ -33,8 +33,8 @@ import numpy as np
 from labeldp_sim.harness.components import Interval
 from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.userlevel.contract import POSITIVE, Family
-from labeldp_sim.papers.userlevel.integrals import CubeMoments, _bump_overlaps, _edges, _ramp_moments
-from labeldp_sim.papers.userlevel.learning_base import _family_point, _number, _positive
+from labeldp_sim.papers.userlevel.integrals import CubeMoments, bump_overlaps, axis_edges, ramp_moments
+from labeldp_sim.papers.userlevel.learning_base import family_point, is_number, positive
 
 __all__ = ["LabelInstance", "LabelFamily", "LinearMargin", "SineRegression", "Thm10Hard", "Thm12Hard"]
 
@@ -96,7 +96,7 @@ class _SeparableInstance(LabelInstance):
         return self.eta1(x[:, 0])
 
     def moments(self, B_axis):
-        e = _edges(B_axis)
+        e = axis_edges(B_axis)
         q, pos, neg, sq = self.integrals1(e[:-1], e[1:])
         rest = B_axis ** (self.d - 1)
         w = (1.0 / B_axis) ** (self.d - 1)
@@ -138,12 +138,12 @@ class LinearMargin(LabelFamily):
     parameters = {"lo": Interval(float, 0, 1), "hi": Interval(float, 0, 1, note="and >= lo")}
 
     def __init__(self, lo=0.4, hi=0.6):
-        check(_number(lo) and 0 <= lo <= 1, "lo", lo, "in [0, 1]")
-        check(_number(hi) and lo <= hi <= 1, "hi", hi, f"in [lo = {lo}, 1]")
+        check(is_number(lo) and 0 <= lo <= 1, "lo", lo, "in [0, 1]")
+        check(is_number(hi) and lo <= hi <= 1, "hi", hi, f"in [lo = {lo}, 1]")
         self.lo, self.hi = float(lo), float(hi)
 
     def instance(self, rng, n, m, eps, d=1):
-        _family_point(n, m, eps, d)
+        family_point(n, m, eps, d)
         x0 = self.lo + (self.hi - self.lo) * rng.random()
         return _LinearInstance(x0, d, m, {"x0": x0, "beta": 1.0, "gamma": 1.0, "C_b": 1.0, "C_a": 2.0})
 
@@ -185,11 +185,11 @@ class SineRegression(LabelFamily):
     parameters = {"amp": Interval(float, 0, 1, closed="right")}
 
     def __init__(self, amp=0.5):
-        check(_number(amp) and 0 < amp <= 1, "amp", amp, "in (0, 1]")
+        check(is_number(amp) and 0 < amp <= 1, "amp", amp, "in (0, 1]")
         self.amp = float(amp)
 
     def instance(self, rng, n, m, eps, d=1):
-        _family_point(n, m, eps, d)
+        family_point(n, m, eps, d)
         return _SineInstance(self.amp, d, m, {"amp": self.amp, "beta": 1.0, "C_b": 2 * np.pi * self.amp})
 
 
@@ -227,7 +227,7 @@ class _BumpInstance(LabelInstance):
 
     def moments(self, B_axis):
         d, b = self.d, self.beta
-        est, inst, w = _bump_overlaps(int(B_axis), self.Bi, d, (b, 2 * b))
+        est, inst, w = bump_overlaps(int(B_axis), self.Bi, d, (b, 2 * b))
         if self.k_block is None:
             v = self.v[inst]
         else:  # the block's cubes, in C-order over (k,)*d, among the instance cubes
@@ -241,7 +241,7 @@ class _BumpInstance(LabelInstance):
         neg = np.bincount(est, weights=np.maximum(-v, 0) * lb * w[:, 0], minlength=n_cubes)
         sq = np.bincount(est, weights=np.abs(v) * lb ** 2 * w[:, 1], minlength=n_cubes)
         if self.k_block is not None:
-            ramp = _ramp_moments(int(B_axis), d, self.ramp_A, self.rho, (b, 2 * b))
+            ramp = ramp_moments(int(B_axis), d, self.ramp_A, self.rho, (b, 2 * b))
             pos, sq = pos + ramp[:, 0], sq + ramp[:, 1]
         return CubeMoments(np.full(n_cubes, (1.0 / B_axis) ** d), pos - neg, pos, neg, sq)
 
@@ -304,13 +304,13 @@ class Thm10Hard(LabelFamily):
                   "c": POSITIVE, "C_K": POSITIVE, "rho": Interval(float, 0, 0.5, closed="right")}
 
     def __init__(self, beta=1.0, gamma=1.0, c=1.0, C_K=4.0, rho=0.5):
-        check(_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1] (Hölder-β with β > 1 forces constant η)")
-        check(_number(gamma) and gamma > 0, "gamma", gamma, "> 0")
+        check(is_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1] (Hölder-β with β > 1 forces constant η)")
+        check(is_number(gamma) and gamma > 0, "gamma", gamma, "> 0")
         check(gamma * beta <= 1 + 1e-12, "gamma", gamma, f"<= 1/beta = {1 / beta:g} (margin at the bumps' edges)")
         self.beta, self.gamma = float(beta), float(gamma)
-        self.c = _positive("c", c)
-        self.C_K = _positive("C_K", C_K)
-        check(_number(rho) and 0 < rho <= 0.5, "rho", rho, "in (0, 0.5]")
+        self.c = positive("c", c)
+        self.C_K = positive("C_K", C_K)
+        check(is_number(rho) and 0 < rho <= 0.5, "rho", rho, "in (0, 0.5]")
         self.rho = float(rho)
 
     def margin_constant(self, d, k, l, A) -> float:
@@ -321,7 +321,7 @@ class Thm10Hard(LabelFamily):
         return float(max(np.max(bound / s ** gb), self.rho ** -gb))
 
     def instance(self, rng, n, m, eps, d=1):
-        _family_point(n, m, eps, d)
+        family_point(n, m, eps, d)
         d = int(d)
         Bi, raw = _hard_l(self.c, n, m, eps, d, self.beta)
         l = 1.0 / Bi
@@ -358,12 +358,12 @@ class Thm12Hard(LabelFamily):
     parameters = {"beta": BETA, "c": POSITIVE}
 
     def __init__(self, beta=1.0, c=1.0):
-        check(_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1] (Hölder-β with β > 1 forces constant η)")
+        check(is_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1] (Hölder-β with β > 1 forces constant η)")
         self.beta = float(beta)
-        self.c = _positive("c", c)
+        self.c = positive("c", c)
 
     def instance(self, rng, n, m, eps, d=1):
-        _family_point(n, m, eps, d)
+        family_point(n, m, eps, d)
         d = int(d)
         Bi, raw = _hard_l(self.c, n, m, eps, d, self.beta)
         v = np.where(rng.random(Bi ** d) < 0.5, -1.0, 1.0)

@@ -18,35 +18,35 @@ from labeldp_sim.papers.userlevel.data import PATHS
 __all__ = ["LearningEstimator"]
 
 
-def _number(x) -> bool:
+def is_number(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_)) \
         and bool(np.isfinite(x))
 
 
-def _positive(key, value, allow_none=False):
+def positive(key, value, allow_none=False):
     if allow_none and value is None:
         return None
-    check(_number(value) and value > 0, key, value, "None or > 0" if allow_none else "> 0")
+    check(is_number(value) and value > 0, key, value, "None or > 0" if allow_none else "> 0")
     return float(value)
 
 
-def _check_point(n, m, eps, d, path):
-    check(_number(n) and int(n) == n and n >= 2, "n", n, "an integer >= 2")
-    check(_number(m) and int(m) == m and m >= 1, "m", m, "an integer >= 1")
-    check(_number(eps) and eps > 0, "eps", eps, "> 0")
-    check(_number(d) and int(d) == d and d >= 1, "d", d, "an integer >= 1")
+def validate_point(n, m, eps, d, path):
+    check(is_number(n) and int(n) == n and n >= 2, "n", n, "an integer >= 2")
+    check(is_number(m) and int(m) == m and m >= 1, "m", m, "an integer >= 1")
+    check(is_number(eps) and eps > 0, "eps", eps, "> 0")
+    check(is_number(d) and int(d) == d and d >= 1, "d", d, "an integer >= 1")
     check(path in PATHS, "path", path, PATHS)
     return int(n), int(m), float(eps), int(d)
 
 
-def _family_point(n, m, eps, d):
-    check(_number(n) and int(n) == n and n >= 1, "n", n, "an integer >= 1")
-    check(_number(m) and int(m) == m and m >= 1, "m", m, "an integer >= 1")
-    check(_number(eps) and eps > 0, "eps", eps, "> 0")
-    check(_number(d) and int(d) == d and d >= 1, "d", d, "an integer >= 1")
+def family_point(n, m, eps, d):
+    check(is_number(n) and int(n) == n and n >= 1, "n", n, "an integer >= 1")
+    check(is_number(m) and int(m) == m and m >= 1, "m", m, "an integer >= 1")
+    check(is_number(eps) and eps > 0, "eps", eps, "> 0")
+    check(is_number(d) and int(d) == d and d >= 1, "d", d, "an integer >= 1")
 
 
-def _ln(x):
+def safe_log(x):
     return math.log(max(x, 1.0 + 1e-12))
 
 

@@ -49,7 +49,7 @@ from labeldp_sim.papers.userlevel.exact import classification_risk, coordinate_v
 from labeldp_sim.papers.userlevel.hadamard import fwht, hadamard_decode, hadamard_matrix
 from labeldp_sim.papers.userlevel.integrals import CubeMoments, cube_index, excess_risk, regression_risk
 from labeldp_sim.papers.userlevel.label_families import BETA, LabelFamily, LabelInstance
-from labeldp_sim.papers.userlevel.learning_base import LearningEstimator, _check_point, _ln, _number, _positive
+from labeldp_sim.papers.userlevel.learning_base import LearningEstimator, validate_point, safe_log, is_number, positive
 from labeldp_sim.papers.userlevel.mean import STAGE1_MIN
 from labeldp_sim.papers.userlevel.mean_algorithms import TwoStageTuning, algorithm2_plan, split_sizes, twostage_details
 from labeldp_sim.papers.userlevel.mechanisms import coordinate
@@ -115,12 +115,12 @@ class _CubeProtocol(LearningEstimator):
     _coords_per_cube = 1
 
     def __init__(self, c_l, beta, c2, min_stage1, l):
-        self.c_l = _positive("c_l", c_l)
-        check(_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1]")
+        self.c_l = positive("c_l", c_l)
+        check(is_number(beta) and 0 < beta <= 1, "beta", beta, "in (0, 1]")
         self.beta = float(beta)
-        self.c2 = _positive("c2", c2)
-        self.min_stage1 = _positive("min_stage1", min_stage1)
-        check(l is None or (_number(l) and 0 < l <= 1), "l", l, "None (tuned) or in (0, 1]")
+        self.c2 = positive("c2", c2)
+        self.min_stage1 = positive("min_stage1", min_stage1)
+        check(l is None or (is_number(l) and 0 < l <= 1), "l", l, "None (tuned) or in (0, 1]")
         self.l = None if l is None else float(l)
 
     # ----------------------------------------------------------------- tuning
@@ -160,13 +160,13 @@ class _CubeProtocol(LearningEstimator):
         return tun, sizes
 
     def check_point(self, family, n, m, eps, d):
-        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        n, m, eps, d = validate_point(n, m, eps, d, "sufficient")
         self.groups(n, m, eps, d)
 
     # ----------------------------------------------------------------- protocol
 
     def _run(self, family, n, m, eps, d, rng, path):
-        n, m, eps, d = _check_point(n, m, eps, d, path)
+        n, m, eps, d = validate_point(n, m, eps, d, path)
         check(isinstance(family, LabelFamily), "family", family, "a classification or regression family")
         tun, sizes = self.groups(n, m, eps, d)
         inst = family.instance(rng, n, m, eps, d)
@@ -213,7 +213,7 @@ class _CubeProtocol(LearningEstimator):
 
     def _info(self, n, m, eps, tun, sizes, tuning) -> dict:
         stage1_users = int(sizes.min()) // 2
-        cond = n * min(eps ** 2, 1.0) / (_ln(m) + _ln(n)) if m > 1 else math.inf
+        cond = n * min(eps ** 2, 1.0) / (safe_log(m) + safe_log(n)) if m > 1 else math.inf
         return {"groups": len(tun["plan"]), "l": tun["l"], "B": tun["B"], "K": tun["K"], "regime": tun["regime"],
                 "eps_instance": tun["eps_instance"], "low_privacy_l": tun["low_privacy_l"], "h": tuning.h,
                 "delta": tuning.delta, "bins": tuning.bins, "min_stage1_users": stage1_users,
@@ -228,7 +228,7 @@ class _CubeProtocol(LearningEstimator):
         the coordinates of a group share its users (:func:`~.exact.decoded_variance`), sds per cube;
         for regression a group must not mix Q and P coordinates (then q̂_b and p̂_b would be correlated).
         """
-        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        n, m, eps, d = validate_point(n, m, eps, d, "sufficient")
         tun, sizes = self.groups(n, m, eps, d)
         plan = tun["plan"]
         mom = inst.moments(tun["B_axis"])
@@ -315,7 +315,7 @@ class Algorithm4(_CubeProtocol):
 
     def _length(self, n, m, eps, d, low):
         if low:
-            return self.c_l * (n * m / _ln(n)) ** (-1.0 / (2 * self.beta + d))
+            return self.c_l * (n * m / safe_log(n)) ** (-1.0 / (2 * self.beta + d))
         return self.c_l * (m * n * min(eps ** 2, eps)) ** (-1.0 / (2 * (d + self.beta)))
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
@@ -373,12 +373,12 @@ class Algorithm5(_CubeProtocol):
 
     def __init__(self, c_l=2.5, beta=1.0, T=1.0, c2=1.0, min_stage1=STAGE1_MIN, l=None):
         super().__init__(c_l, beta, c2, min_stage1, l)
-        self.T = _positive("T", T)
+        self.T = positive("T", T)
 
     def _length(self, n, m, eps, d, low):
         if low:
-            return self.c_l * (m * n / _ln(n)) ** (-1.0 / (2 * self.beta + d))
-        return self.c_l * (m * n * min(eps ** 2, eps) / _ln(n) ** 2) ** (-1.0 / (2 * (d + self.beta)))
+            return self.c_l * (m * n / safe_log(n)) ** (-1.0 / (2 * self.beta + d))
+        return self.c_l * (m * n * min(eps ** 2, eps) / safe_log(n) ** 2) ** (-1.0 / (2 * (d + self.beta)))
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         inst, mom, K, est, truth, info = self._run(family, n, m, eps, d, rng, path)

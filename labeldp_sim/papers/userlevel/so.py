@@ -22,7 +22,7 @@ from labeldp_sim.harness.errors import ConfigError, check
 from labeldp_sim.papers.userlevel.contract import POSITIVE, Family
 from labeldp_sim.papers.userlevel.data import draw_users
 from labeldp_sim.papers.userlevel.kashin import KASHIN_K, KashinBasis
-from labeldp_sim.papers.userlevel.learning_base import LearningEstimator, _check_point, _family_point, _ln, _number, _positive
+from labeldp_sim.papers.userlevel.learning_base import LearningEstimator, validate_point, family_point, safe_log, is_number, positive
 from labeldp_sim.papers.userlevel.mean import STAGE1_MIN
 from labeldp_sim.papers.userlevel.mean_algorithms import algorithm2, algorithm2_groups, split_sizes
 
@@ -93,12 +93,12 @@ class QuadraticSO(Family):
     parameters = {"s": Interval(float, -1, 1), "a": POSITIVE}
 
     def __init__(self, s=0.3, a=0.5):
-        check(_number(s) and -1 <= s <= 1, "s", s, "in [-1, 1]")
+        check(is_number(s) and -1 <= s <= 1, "s", s, "in [-1, 1]")
         self.s = float(s)
-        self.a = _positive("a", a)
+        self.a = positive("a", a)
 
     def instance(self, rng, n, m, eps, d=4) -> SOInstance:
-        _family_point(n, m, eps, d)
+        family_point(n, m, eps, d)
         d = int(d)
         eye = np.eye(d)
         support = np.vstack([self.a * eye, -self.a * eye])
@@ -211,14 +211,14 @@ class Algorithm3(LearningEstimator):
                   "c1": POSITIVE, "min_stage1": POSITIVE, "basis_seed": Interval(int, 0)}
 
     def __init__(self, lr=0.5, mean="kashin", t0=None, c1=1.0, min_stage1=STAGE1_MIN, basis_seed=0):
-        self.lr = _positive("lr", lr)
+        self.lr = positive("lr", lr)
         check(mean in _FRAMES, "mean", mean, tuple(_FRAMES))
         self.mean = mean
-        check(t0 is None or (_number(t0) and int(t0) == t0 and t0 >= 1), "t0", t0, "None (tuned) or an integer >= 1")
+        check(t0 is None or (is_number(t0) and int(t0) == t0 and t0 >= 1), "t0", t0, "None (tuned) or an integer >= 1")
         self.t0 = None if t0 is None else int(t0)
-        self.c1 = _positive("c1", c1)
-        self.min_stage1 = _positive("min_stage1", min_stage1)
-        check(_number(basis_seed) and int(basis_seed) == basis_seed and basis_seed >= 0, "basis_seed", basis_seed,
+        self.c1 = positive("c1", c1)
+        self.min_stage1 = positive("min_stage1", min_stage1)
+        check(is_number(basis_seed) and int(basis_seed) == basis_seed and basis_seed >= 0, "basis_seed", basis_seed,
               "an integer >= 0")
         self.basis_seed = int(basis_seed)
 
@@ -243,13 +243,13 @@ class Algorithm3(LearningEstimator):
         return t0, sizes
 
     def check_point(self, family, n, m, eps, d):
-        n, m, eps, d = _check_point(n, m, eps, d, "sufficient")
+        n, m, eps, d = validate_point(n, m, eps, d, "sufficient")
         inst = family.instance(np.random.default_rng(0), n, m, eps, d)
         check(isinstance(inst, SOInstance), "family", family, "an SO family")
         self.step_sizes(n, m, eps, d, inst.gamma)
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
-        n, m, eps, d = _check_point(n, m, eps, d, path)
+        n, m, eps, d = validate_point(n, m, eps, d, path)
         inst = family.instance(rng, n, m, eps, d)
         check(isinstance(inst, SOInstance), "family", family, "an SO family")
         t0, sizes = self.step_sizes(n, m, eps, d, inst.gamma)
@@ -271,7 +271,7 @@ class Algorithm3(LearningEstimator):
             fails += info["stage1_failures"]
             worst = min(worst, info["min_stage1_users"] * min(info["eps_instance"] ** 2, 1.0))
             theta = inst.project(theta - self.lr * g)
-        cond = n * min(eps ** 2, 1.0) / (d * _ln(n) * _ln(m)) if m > 1 else math.inf
+        cond = n * min(eps ** 2, 1.0) / (d * safe_log(n) * safe_log(m)) if m > 1 else math.inf
         in_regime = cond >= self.c1 and worst >= self.min_stage1 and self.lr <= 1.0 / inst.G
         return {"error": float(np.linalg.norm(theta - inst.theta_star)), "stage1_ok": fails == 0,
                 "stage1_failures": int(fails), "in_regime": bool(in_regime), "groups": t0 * info["groups"],

@@ -97,14 +97,14 @@ re-exported here: import from ``labeldp_sim.privacy.audit``.
 
 from __future__ import annotations
 
-from labeldp_sim.privacy.audit.blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, _count_at_least, _one_direction, _scores,
+from labeldp_sim.privacy.audit.blackbox import (ALPHA, MAX_THRESHOLDS, N_BINS, Direction, count_at_least, one_direction, score_function,
                        bits_code, black_box, low_bit_codes)
-from labeldp_sim.privacy.audit.maths import _log_bound, _log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
+from labeldp_sim.privacy.audit.maths import log_bound, log_ratio, bits_loss, clopper_pearson_lower, clopper_pearson_upper, matrix_loss
 from labeldp_sim.privacy.audit.registry import (BIG, EPSILON, FULL_NB, K_BB, LABEL_NB, PRIVACY_NEUTRAL, T, AuditCases, CapCheck, Careless,
                        Case, MissingRecipe, Recipe, audited_classes, builds, calls, cap_checks, careless_cases, cases,
                        collect, load_configured)
 from labeldp_sim.privacy.audit.runner import (CAP, CARELESS, CHUNK, DEFAULT_DRAWS, LIMITATION, LOW_BIT_EVENT, MECHANISM, TOL, Result,
-                     _run_case, low_bit_result, run_audit, run_cap, run_careless, run_case)
+                     run_case_counts, low_bit_result, run_audit, run_cap, run_careless, run_case)
 from labeldp_sim.privacy.audit.report import COLUMNS, NAME_WIDTH, write_outputs
 from labeldp_sim.privacy.audit.cli import MAX_DRAWS, MIN_DRAWS, OPTIONS, QUICK_DRAWS, USAGE, Options, main, parse_args
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labeldp_sim.privacy.audit.maths import _log_bound
+from labeldp_sim.privacy.audit.maths import log_bound
 
 ALPHA = 1e-6           # black-box: P(ε_lower > true loss) ≤ ALPHA per mechanism
 N_BINS = 50            # quantile bins per real coordinate in the black box's score
@@ -35,7 +35,7 @@ def bits_code(Z: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- black-box statistics
 
 
-def _scores(train0, train1):
+def score_function(train0, train1):
     """An estimated log likelihood ratio log P(x|D)/P(x|D') fitted on the first halves.
 
     Finite outputs: the smoothed histogram of the codes.  Real vectors: per coordinate,
@@ -70,7 +70,7 @@ def _scores(train0, train1):
     return score
 
 
-def _count_at_least(sorted_values, thresholds):
+def count_at_least(sorted_values, thresholds):
     return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
 
 
@@ -86,16 +86,16 @@ class Direction:
     label: str
 
 
-def _one_direction(s_p_train, s_q_train, s_p_test, s_q_test, a, label):
+def one_direction(s_p_train, s_q_train, s_p_test, s_q_test, a, label):
     """Choose t on the training halves (best bound there), then bound on the test halves."""
     sp, sq = np.sort(s_p_train), np.sort(s_q_train)
     candidates = np.unique(np.concatenate([sp, sq]))
     if len(candidates) > MAX_THRESHOLDS:
         candidates = np.unique(np.quantile(candidates, np.linspace(0, 1, MAX_THRESHOLDS)))
-    objective = _log_bound(_count_at_least(sp, candidates), _count_at_least(sq, candidates), len(sp), a)
+    objective = log_bound(count_at_least(sp, candidates), count_at_least(sq, candidates), len(sp), a)
     t = candidates[int(np.argmax(objective))]
     k_p, k_q = int(np.sum(s_p_test >= t)), int(np.sum(s_q_test >= t))
-    eps = float(_log_bound(k_p, k_q, len(s_p_test), a))
+    eps = float(log_bound(k_p, k_q, len(s_p_test), a))
     return Direction(eps, float(t), k_p, k_q, len(s_p_test), label)
 
 
@@ -113,11 +113,11 @@ def black_box(x0: np.ndarray, x1: np.ndarray, alpha: float = ALPHA) -> Direction
     """
     n = min(len(x0), len(x1)) // 2
     train0, test0, train1, test1 = x0[:n], x0[n:2 * n], x1[:n], x1[n:2 * n]
-    score = _scores(train0, train1)
+    score = score_function(train0, train1)
     s0_tr, s1_tr, s0_te, s1_te = score(train0), score(train1), score(test0), score(test1)
     a = alpha / 4
-    forward = _one_direction(s0_tr, s1_tr, s0_te, s1_te, a, "D vs D'")
-    backward = _one_direction(-s1_tr, -s0_tr, -s1_te, -s0_te, a, "D' vs D")
+    forward = one_direction(s0_tr, s1_tr, s0_te, s1_te, a, "D vs D'")
+    backward = one_direction(-s1_tr, -s0_tr, -s1_te, -s0_te, a, "D' vs D")
     return max(forward, backward, key=lambda r: r.eps_lower)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from labeldp_sim.harness.errors import MISSING, ConfigError
 from labeldp_sim.privacy.audit.blackbox import ALPHA
 from labeldp_sim.privacy.audit.registry import EPSILON, MissingRecipe, collect
-from labeldp_sim.privacy.audit.report import NAME_WIDTH, _printer, write_outputs
+from labeldp_sim.privacy.audit.report import NAME_WIDTH, printer, write_outputs
 from labeldp_sim.privacy.audit.runner import DEFAULT_DRAWS, run_audit
 
 QUICK_DRAWS = 200_000
@@ -163,7 +163,7 @@ def main(argv: list[str]) -> int:
           f"seed {opts.seed}")
     print(f"{'mechanism':<{NAME_WIDTH}} {'privacy':<24} {'exact':>8} {'ε_lower':>8} verdict  caught by")
     start = time.perf_counter()
-    results = run_audit(opts.draws, opts.seed, opts.mutants, ALPHA, progress=_printer())
+    results = run_audit(opts.draws, opts.seed, opts.mutants, ALPHA, progress=printer())
     seconds = time.perf_counter() - start
     write_outputs(results, opts.out, opts.draws, opts.seed, ALPHA, seconds)
     bad = [r for r in results if not r.ok]

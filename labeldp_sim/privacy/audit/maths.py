@@ -11,7 +11,7 @@ from scipy.stats import beta
 # --------------------------------------------------------------------------- exact losses
 
 
-def _log_ratio(a, b):
+def log_ratio(a, b):
     """log(a/b) elementwise with the conventions of a privacy loss: 0/0 → −∞ (no output), a/0 → ∞."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -27,15 +27,15 @@ def bits_loss(P: np.ndarray) -> float:
     (11) the two bits y, y' each give ε/2 and the rest 0, so L = ε (15).
     """
     P = np.asarray(P, dtype=float)
-    up = _log_ratio(P[:, None, :], P[None, :, :])
-    down = _log_ratio(1 - P[:, None, :], 1 - P[None, :, :])
+    up = log_ratio(P[:, None, :], P[None, :, :])
+    down = log_ratio(1 - P[:, None, :], 1 - P[None, :, :])
     return float(np.max(np.maximum(up, down).sum(axis=2)))
 
 
 def matrix_loss(M: np.ndarray) -> float:
     r"""Exact loss of a finite channel: L = max_{i,i',j} log M[i,j]/M[i',j] (M[i,j] = P(Z=j | Y=i))."""
     M = np.asarray(M, dtype=float)
-    return float(np.max(_log_ratio(M[:, None, :], M[None, :, :])))
+    return float(np.max(log_ratio(M[:, None, :], M[None, :, :])))
 
 
 def clopper_pearson_lower(k, n, a):
@@ -50,7 +50,7 @@ def clopper_pearson_upper(k, n, a):
     return np.where(k < n, beta.isf(a, k + 1, np.maximum(n - k, 1)), 1.0)
 
 
-def _log_bound(k_p, k_q, n, a):
+def log_bound(k_p, k_q, n, a):
     """log(CP_lower(k_p)/CP_upper(k_q)), −∞ when the lower bound is 0."""
     low, up = clopper_pearson_lower(k_p, n, a), clopper_pearson_upper(k_q, n, a)
     with np.errstate(divide="ignore"):

@@ -7,15 +7,39 @@ from __future__ import annotations
 
 import numpy as np
 
+from labeldp_sim.privacy.checks import LOG_ODDS_LIMIT
 from labeldp_sim.privacy.grid import grid_probability
 from labeldp_sim.privacy.rappor import RAPPOR
 from labeldp_sim.privacy.audit.blackbox import bits_code
 from labeldp_sim.privacy.audit.maths import bits_loss
-from labeldp_sim.privacy.audit.mutants import _MutantEdgeCapRAPPOR, _MutantFullEpsRAPPOR, _MutantInferredKRAPPOR
+from labeldp_sim.privacy.audit.mutants import full_eps_bits
 from labeldp_sim.privacy.audit.registry import K_BB, LABEL_NB, AuditCases, CapCheck, Careless, Case, Recipe, builds, calls
 
 RAPPOR_KS = (2, 3, 4, 8)
 EDGE_CAP = "max_epsilon = 2·ln(2^52 − 1) ≈ 72.09, the edge of the grid (1 − p ≥ 2^-52)"
+
+
+
+class _MutantFullEpsRAPPOR(RAPPOR):
+    """Fixture: e^ε per bit instead of e^(ε/2) (loss 2ε)."""
+
+    def __init__(self, epsilon):
+        super().__init__(epsilon)
+        full_eps_bits(self)
+
+
+class _MutantInferredKRAPPOR(RAPPOR):
+    """Fixture: K inferred from the labels, so the report's length depends on them."""
+
+    def report(self, y, rng, *, K=None, cells=None, n_cells=None):
+        return super().report(y, rng, K=max(2, int(np.max(y)) + 1), cells=cells, n_cells=n_cells)
+
+
+class _MutantEdgeCapRAPPOR(RAPPOR):
+    """Fixture: RAPPOR capped at the edge of the grid, 2·ln(2^52 − 1) ≈ 72.09, where 1 − p ≥ 2^-52 but its
+    rounding onto the grid of uniforms realises a loss up to 0.04 above ε."""
+
+    max_epsilon = 2 * LOG_ODDS_LIMIT
 
 
 def rappor_realised_loss(mech: RAPPOR) -> float:

@@ -150,7 +150,7 @@ _SECTION = {CARELESS: "careless inputs: each must be refused in one line naming 
                         "Laplace noise (Mironov 2012)"}
 
 
-def _printer():
+def printer():
     """A progress callback printing each row, with a heading where a new kind of row starts."""
     seen = set()
 

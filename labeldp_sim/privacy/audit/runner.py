@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from labeldp_sim.harness.errors import ConfigError, first_line
-from labeldp_sim.privacy.grid import LOSS_TOLERANCE, _rare, cap_sweep, worst_excess
+from labeldp_sim.privacy.grid import LOSS_TOLERANCE, rare_probability, cap_sweep, worst_excess
 from labeldp_sim.privacy.protocols import Privacy
 from labeldp_sim.privacy.audit.blackbox import ALPHA, black_box, low_bit_codes
 from labeldp_sim.privacy.audit.registry import EPSILON, CapCheck, Careless, Case, cap_checks, careless_cases, cases
@@ -97,10 +97,10 @@ def run_case(case: Case, draws: int, seed: int = 0, alpha: float = ALPHA, eps: f
         The verdict is "private"/"FAILED" for a mechanism, "caught"/"MISSED" for a mutant;
         a check fails when exact loss > ε + TOL, or ε_lower > ε.
     """
-    return _run_case(case, draws, seed, alpha, eps)[0]
+    return run_case_counts(case, draws, seed, alpha, eps)[0]
 
 
-def _run_case(case: Case, draws: int, seed: int, alpha: float, eps: float):
+def run_case_counts(case: Case, draws: int, seed: int, alpha: float, eps: float):
     """:func:`run_case`'s result, and the draws (x0, x1) it bounded."""
     start = time.perf_counter()
     loss, method = case.recipe.exact(case.mechanism)
@@ -197,7 +197,7 @@ def run_cap(check: CapCheck, eps: float = EPSILON) -> Result:
     sweep = cap_sweep(cap)
     excess = np.array([check.realised(check.cls(e)) - e for e in sweep])
     worst = int(np.argmax(excess))
-    bound = worst_excess(_rare(cap / check.comparisons), check.comparisons)
+    bound = worst_excess(rare_probability(cap / check.comparisons), check.comparisons)
     loss = cap + max(float(excess[worst]), bound)
     fails = loss > cap + TOL
     if check.mutant_of is None:
@@ -244,7 +244,7 @@ def run_audit(draws: int = DEFAULT_DRAWS, seed: int = 0, mutants: bool = True, a
             progress(result)
 
     for case in cases(EPSILON, mutants):
-        result, x0, x1 = _run_case(case, draws, seed, alpha, EPSILON)
+        result, x0, x1 = run_case_counts(case, draws, seed, alpha, EPSILON)
         emit(result)
         if case.mutant_of is None and x0.dtype.kind == "f":
             limitations.append(low_bit_result(case, x0, x1, alpha, EPSILON))

@@ -4,7 +4,7 @@ A bump of the Table I families sits on a cube of side h = 1/G_dist with profile
 φ on u = (x − c)/h ∈ [−1/2, 1/2]^d.  The exact risks need W[r, k] = ∫_{B_r ∩ bump k} φ
 for every estimator cube B_r of side 1/G_est that bump k meets: a product over
 axes of one-dimensional integrals for the cos² profile, incomplete beta
-functions for the linear-edge one (:func:`_linf_box_integral`).  A profile is
+functions for the linear-edge one (:func:`linf_box_integral`).  A profile is
 a :class:`BumpProfile`: its values at sample points and its cube integrals, so
 a family names its profile and never tests which one it is.
 """
@@ -25,7 +25,7 @@ __all__ = ["BumpProfile", "Cos2Profile", "LinearEdgeProfile", "PROFILES", "COS2"
 COS2_SQUARE_INTEGRAL = 3.0 / 8.0  # ∫_{-1/2}^{1/2} cos⁴(πu) du: ‖φ‖₂² per axis
 
 
-def _cos2_antiderivative(u, power=1):
+def cos2_antiderivative(u, power=1):
     """∫_{-1/2}^{u} cos^(2·power)(πs) ds for the 1-d bump (power 1: φ, 2: φ²), u clipped."""
     u = np.clip(u, -0.5, 0.5)
     if power == 1:
@@ -34,7 +34,7 @@ def _cos2_antiderivative(u, power=1):
             + 3 / 16)
 
 
-def _x_minus_sin(x):
+def x_minus_sin(x):
     """x − sin x for x ≥ 0, to full relative precision: its Taylor series below 1 (where x and sin x
     agree in their leading digits), the plain difference above (where it loses at most 3 bits)."""
     x = np.asarray(x, dtype=float)
@@ -52,10 +52,10 @@ def _sin2_tail(numerator, denominator):
     keeps δ exact where δ would otherwise be a difference of nearly equal positions.
     """
     x = 2 * np.pi * (np.asarray(numerator, dtype=np.int64) / float(denominator))
-    return _x_minus_sin(x) / (4 * np.pi)
+    return x_minus_sin(x) / (4 * np.pi)
 
 
-def _cos2_interval(lo, hi, power=1):
+def cos2_interval(lo, hi, power=1):
     """∫_lo^hi cos^(2·power)(πs) ds for −1/2 ≤ lo ≤ hi ≤ 1/2 (clipped), without cancellation (power 1).
 
     Power 1: (x + sin x cos(π(lo+hi)))/(2π), x = π(hi − lo), written as the sum of the non-negative
@@ -65,12 +65,12 @@ def _cos2_interval(lo, hi, power=1):
     """
     lo, hi = np.clip(lo, -0.5, 0.5), np.clip(hi, -0.5, 0.5)
     if power != 1:
-        return _cos2_antiderivative(hi, power) - _cos2_antiderivative(lo, power)
+        return cos2_antiderivative(hi, power) - cos2_antiderivative(lo, power)
     x = np.pi * np.maximum(hi - lo, 0.0)
     # cos²(π(lo+hi)/2) = sin²(π t/2), t = 1 − |lo + hi|: near an edge t is the sum of the two distances
     # to it (exact, Sterbenz), not 1 less a number close to 1
     t = np.where(lo * hi >= 0, (0.5 - np.abs(lo)) + (0.5 - np.abs(hi)), 1 - np.abs(lo + hi))
-    return _x_minus_sin(x) / (2 * np.pi) + np.sin(x) * np.sin(np.pi * t / 2) ** 2 / np.pi
+    return x_minus_sin(x) / (2 * np.pi) + np.sin(x) * np.sin(np.pi * t / 2) ** 2 / np.pi
 
 
 @lru_cache(maxsize=64)
@@ -93,7 +93,7 @@ def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, power: int = 1
         two_g = 2.0 * G_est
         u_lo = (2 * np.maximum(est * G_dist, k * G_est) - (2 * k + 1) * G_est) / two_g
         u_hi = (2 * np.minimum((est + 1) * G_dist, (k + 1) * G_est) - (2 * k + 1) * G_est) / two_g
-        vals = _cos2_interval(u_lo, u_hi, power) / G_dist
+        vals = cos2_interval(u_lo, u_hi, power) / G_dist
         keep = vals > 0
         per_axis[int(k)] = (est[keep], vals[keep])
     rows, cols, data = [], [], []
@@ -111,7 +111,7 @@ def _bump_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, power: int = 1
     return cells, W
 
 
-def _linf_box_integral(a: np.ndarray, b: np.ndarray, beta: float) -> np.ndarray:
+def linf_box_integral(a: np.ndarray, b: np.ndarray, beta: float) -> np.ndarray:
     r"""∫ over the boxes Π_i [a_i, b_i] ⊂ [−1/2, 1/2]^d of φ(u) = (1/2 − ‖u‖∞)^β, in closed form.
 
     With A(r) = Π_i |[a_i, b_i] ∩ [−r, r]| the box's share of the cube {‖u‖∞ ≤ r},
@@ -173,7 +173,7 @@ def _axis_pieces(coords: np.ndarray, G_dist: int, G_est: int):
 
 
 @lru_cache(maxsize=256)
-def _linear_edge_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, beta: float):
+def linear_edge_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, beta: float):
     """Like :func:`_bump_geometry` for φ(u) = (1/2 − ‖u‖∞)₊^β (not a product over axes).
 
     W[r, k] = ∫_{B_r ∩ bump k} φ((x − c_k)/h) dx = h^d ∫ over the box in u of φ.
@@ -191,7 +191,7 @@ def _linear_edge_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, beta: f
     k_idx, c_idx = np.nonzero(box_ok)
     a = box_lo[k_idx, :, c_idx]
     b = box_hi[k_idx, :, c_idx]
-    vals = _linf_box_integral(a, b, beta) * float(G_dist) ** (-d)
+    vals = linf_box_integral(a, b, beta) * float(G_dist) ** (-d)
     rows = np.ravel_multi_index(tuple(box_est[k_idx, :, c_idx].T), (G_est,) * d)
     keep = vals > 0
     cells, inverse = np.unique(rows[keep], return_inverse=True)
@@ -200,7 +200,7 @@ def _linear_edge_geometry(d: int, G_dist: int, G_est: int, bumps: tuple, beta: f
 
 
 @lru_cache(maxsize=256)
-def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
+def full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
     """W[r, k] = ∫_{B_r ∩ bump k} φ^power for bumps on *all* G_dist^d cubes (regression).
 
     φ = Π cos²(π u_i) is a product over axes and the bumps tile the cube, so W is
@@ -209,7 +209,7 @@ def _full_bump_geometry(d: int, G_dist: int, G_est: int, power: int):
     """
     coords = np.arange(G_dist)
     est, lo, hi, valid = _axis_pieces(coords, G_dist, G_est)
-    vals = _cos2_interval(lo, hi, power) / G_dist
+    vals = cos2_interval(lo, hi, power) / G_dist
     bump = np.broadcast_to(coords[:, None], est.shape)
     keep = valid & (vals > 0)
     axis = sp.csr_matrix((vals[keep], (est[keep], bump[keep])), shape=(G_est, G_dist))
@@ -258,7 +258,7 @@ def cos2_overlap_square_sum(G_dist: int, G_est: int) -> float:
 
     B_r are the G_est intervals of the estimator, the bumps the G_dist intervals
     of side h = 1/G_dist.  In d dimensions the overlaps of product bumps are
-    products of these (:func:`_full_bump_geometry` is a Kronecker power), so the
+    products of these (:func:`full_bump_geometry` is a Kronecker power), so the
     d-dimensional sum is A₁^d: what the sign-averaged projection of η on the
     estimator's cubes needs (E_v (∫_{B_r} η)² = (L h^β)² Σ_k W_rk², independent signs).
 
@@ -306,7 +306,7 @@ def cos2_projection_deficit(G_dist: int, G_est: int) -> float:
 
         D = (1 − s)(1 + s)/8 + (C/G_est) s²/8 + 2 G_est Σ a·b / G_dist²,
 
-    1 − s = (πr − sin πr)/(πr) without cancellation (:func:`_x_minus_sin`); for G_est < G_dist,
+    1 − s = (πr − sin πr)/(πr) without cancellation (:func:`x_minus_sin`); for G_est < G_dist,
     D = 3/8 − G_est/(4 G_dist) + 2 G_est Σ a·b / G_dist² with 3/8 − G_est/(4 G_dist) ≥ 1/8.
     The gcd reduction leaves D unchanged (G_est·A₁ is invariant).  Notation as in
     :func:`cos2_overlap_square_sum`.
@@ -317,15 +317,15 @@ def cos2_projection_deficit(G_dist: int, G_est: int) -> float:
         return float(3.0 / 8.0 - Ge / (4.0 * Gd) + split)
     x = np.pi * Gd / Ge
     s = np.sin(x) / x
-    one_minus_s = _x_minus_sin(x) / x
+    one_minus_s = x_minus_sin(x) / x
     C = Ge if (2 * Gd) % Ge == 0 else 0
     return float(one_minus_s * (1 + s) / 8 + C / Ge * s * s / 8 + split)
 
 
 @lru_cache(maxsize=256)
-def _full_bump_row_sums(d: int, G_dist: int, G_est: int) -> np.ndarray:
+def full_bump_row_sums(d: int, G_dist: int, G_est: int) -> np.ndarray:
     """Σ_k W[r, k] for φ²: ∫_{B_r} η² / height² whatever the signs."""
-    return np.asarray(_full_bump_geometry(d, G_dist, G_est, 2).sum(axis=1)).ravel()
+    return np.asarray(full_bump_geometry(d, G_dist, G_est, 2).sum(axis=1)).ravel()
 
 
 def linf_margin_factor(d: int, kappa: float) -> float:
@@ -392,7 +392,7 @@ class LinearEdgeProfile(BumpProfile):
     name = "linear_edge"
 
     def overlaps(self, d, G_dist, G_est, bumps, beta):
-        return _linear_edge_geometry(d, G_dist, G_est, bumps, beta)
+        return linear_edge_geometry(d, G_dist, G_est, bumps, beta)
 
     def values(self, X, G, beta=1.0):
         profile = np.zeros(len(X))  # ‖u‖∞ so far

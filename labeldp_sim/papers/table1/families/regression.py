@@ -17,7 +17,7 @@ from labeldp_sim.harness.components import Nullable
 from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.table1.families.base import BETA, D, H_SCALE, MOMENT, POSITIVE, UNIT, RegressionFamily
 from labeldp_sim.papers.table1.families.cells import RegressionCellModel, cube_index
-from labeldp_sim.papers.table1.families.geometry import (COS2, COS2_SQUARE_INTEGRAL, _full_bump_geometry, _full_bump_row_sums, cos2_overlap_square_sum,
+from labeldp_sim.papers.table1.families.geometry import (COS2, COS2_SQUARE_INTEGRAL, full_bump_geometry, full_bump_row_sums, cos2_overlap_square_sum,
                        cos2_projection_deficit)
 
 __all__ = ["BumpSigns", "BoundedBump", "HeavyTailBump", "RegressionBumpInstance"]
@@ -238,8 +238,8 @@ class RegressionBumpInstance:
     def cell_model(self, G_est: int) -> RegressionCellModel:
         d = self.family.d
         n_cells = int(G_est) ** d
-        eta_int = self.height * (_full_bump_geometry(d, self.G, int(G_est), 1) @ np.asarray(self.signs))
-        eta2_int = self.height ** 2 * _full_bump_row_sums(d, self.G, int(G_est))
+        eta_int = self.height * (full_bump_geometry(d, self.G, int(G_est), 1) @ np.asarray(self.signs))
+        eta2_int = self.height ** 2 * full_bump_row_sums(d, self.G, int(G_est))
         mass = np.full(n_cells, float(G_est) ** (-d))
         return RegressionCellModel(n_cells, mass, self.values, self.label_probs(eta_int / mass),
                                    eta_int, eta2_int)

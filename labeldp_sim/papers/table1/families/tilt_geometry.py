@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labeldp_sim.papers.table1.families.geometry import _linf_box_integral
+from labeldp_sim.papers.table1.families.geometry import linf_box_integral
 
 __all__ = ["product_axes", "axis_classes", "product_types", "overlap_types", "TypeTable"]
 
@@ -242,16 +242,16 @@ def _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups=(
 
 def _box_integral(a, b, beta):
     """∫ over the boxes Π [a_i, b_i] of (½ − ‖u‖∞)^β; one axis in closed form,
-    :func:`_edge_power_integral`.
+    :func:`edge_power_integral`.
 
     For β = 1 and several axes: ∫_box φ = ∫_0^½ Π_i A_i(r) dr, A_i(r) = |[a_i, b_i] ∩ [−r, r]|
-    (:func:`~.geometry._linf_box_integral`), a polynomial of degree d between the sorted |a_i|, |b_i|:
+    (:func:`~.geometry.linf_box_integral`), a polynomial of degree d between the sorted |a_i|, |b_i|:
     Gauss–Legendre with ⌈(d+1)/2⌉ nodes per piece is exact there (and cheaper than the general form).
     """
     if a.shape[1] > 1:
-        return _linf_box_integral(a, b, beta) if beta != 1.0 else _linear_box_integral(a, b)
+        return linf_box_integral(a, b, beta) if beta != 1.0 else _linear_box_integral(a, b)
 
-    return _edge_power_integral(a[:, 0], b[:, 0], beta)
+    return edge_power_integral(a[:, 0], b[:, 0], beta)
 
 
 def _power_gap(near, width, power):
@@ -268,7 +268,7 @@ def _power_gap(near, width, power):
     return np.where(near > 0, gap, 0.0)
 
 
-def _edge_power_integral(a, b, beta):
+def edge_power_integral(a, b, beta):
     """∫_a^b (½ − |u|)^β du for −½ ≤ a ≤ b ≤ ½: each side of 0 a :func:`_power_gap` over β + 1.
 
     (The antiderivative sign(u)(½^(β+1) − (½ − |u|)^(β+1))/(β+1) at both ends would subtract

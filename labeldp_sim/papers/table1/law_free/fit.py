@@ -115,7 +115,7 @@ def _vertex(log_x: np.ndarray, y: np.ndarray, j: int) -> float:
     return float(np.clip(-b / (2 * a), x3[0], x3[2]))
 
 
-def _optima(mats: dict) -> dict:
+def optimal_tunings(mats: dict) -> dict:
     """Arg-optima from all replicates, their edge flags, the flat range of the worst instance."""
     R = mats["R"]
     mean = R.mean(axis=0)
@@ -164,7 +164,7 @@ def point_values(mats: dict, exact: bool) -> dict:
             "law_tied_se": float(np.std(mats["tied"], ddof=1) / np.sqrt(len(mats["tied"])))}
 
 
-def _pre_asymptotic(est, opt: dict, mats: dict, N: int) -> str:
+def pre_asymptotic_check(est, opt: dict, mats: dict, N: int) -> str:
     """Why a point is pre-asymptotic ("" if it is not): trivial oracle tuning, coarsest worst instance."""
     reasons = []
     trivial = getattr(est, "trivial_tuning", None)
@@ -204,7 +204,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
         # the clip levels' grid ends (the exact path resolves T between them, so the tunes' own T differ)
         T_grid = [T for T in getattr(spec, "T_grid", (None,)) if T is not None]
         mats["T_range"] = (min(T_grid), max(T_grid)) if T_grid else None
-        opt = _optima(mats)
+        opt = optimal_tunings(mats)
         log_h_est = est.log_bandwidth(opt["log_tune_vertex"], pt.N, pt.d)
         dist = spec.exp.distributions[pt.d]
         rows.append({
@@ -220,10 +220,10 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             "instances": len(mats["insts"]),
             "G_inst_max": int(mats["insts"][-1]), "tunings": len(mats["tunes"]),
             "replicates": len(mats["reps"]), "entries": "exact" if exact else "Monte Carlo",
-            "edge": opt["edge"], "pre_asymptotic": _pre_asymptotic(est, opt, mats, pt.N),
+            "edge": opt["edge"], "pre_asymptotic": pre_asymptotic_check(est, opt, mats, pt.N),
             "margin_C_gamma": spec.margin_constant.get(pt.d, np.nan),
         })
-    points = _shallow_end_only(pd.DataFrame(rows))
+    points = shallow_end_only(pd.DataFrame(rows))
     for d in spec.exp.distributions:
         scales = {G: ok for (dd, G), ok in spec.admitted.items() if dd == d}
         refused = [G for G, ok in sorted(scales.items()) if not ok]
@@ -235,7 +235,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     return points, fit_law_free(points, spec)
 
 
-def _shallow_end_only(points: pd.DataFrame) -> pd.DataFrame:
+def shallow_end_only(points: pd.DataFrame) -> pd.DataFrame:
     """Pre-asymptotic flags kept on the run of flagged points at the shallow end of each (axis, d) sweep
     (module docstring); a flagged point deeper than the first unflagged one is kept in the fits."""
     points = points.copy()

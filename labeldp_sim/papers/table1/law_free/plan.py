@@ -167,7 +167,7 @@ def _oracle_column(spec, point, tuning: int, G_all, admitted) -> Column:
     return Column(tuning, spec.mechanisms[(point.id, None)], 0, 0, None)
 
 
-def _run_exact(spec, point, fixed) -> pd.DataFrame:
+def run_exact(spec, point, fixed) -> pd.DataFrame:
     """Every row of one point's matrix (and the law's own entry) as exact expectations.
 
     The whole point in one task: the refined columns need the coarse optimum, hence every row.
@@ -225,7 +225,7 @@ def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _fixed(spec, point) -> dict:
+def fixed_columns(spec, point) -> dict:
     return {"cell": spec.cell.name, "axis": point.axis, "d": point.d, "N": point.N, "eps": point.eps,
             "N_requested": point.N_requested, "eps_requested": point.eps_requested}
 
@@ -267,10 +267,10 @@ class LawFreePlan(Plan):
         chunk = max(1, spec.runner.chunk // 8)
         if spec.exact:  # a point's whole matrix costs milliseconds to seconds: one task per point
             points = {point.id: point for point, _, _ in groups.values()}
-            return [delayed(_run_exact)(spec, point, _fixed(spec, point)) for point in points.values()]
+            return [delayed(run_exact)(spec, point, fixed_columns(spec, point)) for point in points.values()]
         for point, G_inst, reps in groups.values():
             reps = sorted(reps)
-            fixed = _fixed(spec, point)
+            fixed = fixed_columns(spec, point)
             for start in range(0, len(reps), chunk):
                 calls.append(delayed(_run_unit)(spec, point, G_inst, reps[start:start + chunk], fixed))
         return calls

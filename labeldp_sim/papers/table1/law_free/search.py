@@ -47,7 +47,7 @@ from labeldp_sim.harness.kinds import get_kind
 from labeldp_sim.harness.reads import settings_key
 from labeldp_sim.harness.sweeps import sweep_values
 from labeldp_sim.papers.table1.estimators import Estimator
-from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, _relevant_cubes, build_experiment, d_mapping, trial_needs,
+from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, relevant_cubes, build_experiment, d_mapping, trial_needs,
                          validate_sweeps)
 from labeldp_sim.papers.table1.families import HeavyTailBump, HolderBump
 from labeldp_sim.papers.table1.groups import build_object
@@ -347,7 +347,7 @@ def _unit_needs(spec: LawFreeSpec, pt) -> list:
     G_max = {"law_free.G_max": (spec.G_max, float(top) ** pt.d)}
     # the most relevant cubes: the coarsest instance's bumps cut by the finest estimator
     G_inst = max((int(G) for G in spec.inst_grids[pt.id]),
-                 key=lambda G: _relevant_cubes(exp.distributions[pt.d], G, top, pt.d))
+                 key=lambda G: relevant_cubes(exp.distributions[pt.d], G, top, pt.d))
     needs = trial_needs(exp, replace(pt, G_est=top), path="sufficient", G_inst=G_inst)
     # the cube counts come from law_free.G_max here, not from the grid point
     return [Need(n.bytes, n.what + f" (G = {top:,}: law_free.G_max)",
