@@ -32,11 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
+from labeldp_sim.harness.cli import compose_job
 from joblib import Parallel, delayed
 
 from labeldp_sim.harness.cluster import dask_client
-from labeldp_sim.harness.config import CONF_DIR, DaskSettings, RunnerSettings
+from labeldp_sim.harness.config import DaskSettings, RunnerSettings
 from labeldp_sim.papers.table1.experiment import build_experiment
 from labeldp_sim.papers.table1.sweep import SweepPlan, run_sweep
 
@@ -51,8 +51,7 @@ WARM_UP = ["experiment=cls_label_ldp", "grid.d=[1]", "grid.reps=4", "runner.prog
 
 
 def _experiment(overrides: list, results_dir: Path):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[*overrides, f"paths.results_dir={results_dir}"])
+    cfg = compose_job([*overrides, f"paths.results_dir={results_dir}"])
     return build_experiment(cfg)
 
 

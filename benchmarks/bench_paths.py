@@ -2,7 +2,7 @@
 against the cost of drawing its own random numbers.
 
 All from this one run, d = 2, G = 8 (64 cubes), K = 2, ε = 1, every cube mechanism of
-``conf/mechanism`` (``rr`` and ``alibi`` from papers/002 included):
+``conf/table1/mechanism`` (``rr`` and ``alibi`` from papers/002 included):
 
 1. seconds per trial of both paths and their ratio at N = 10^4, 10^5, 10^6;
 2. at N = 10^6, the per-sample path against its *random-number floor*: the time numpy's

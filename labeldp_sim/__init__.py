@@ -1,12 +1,17 @@
 """labeldp-sim: empirical minimax rates of learning under label and user-level differential privacy.
 
-One harness, one package per paper::
+One harness, shared wings, one package per paper (docs/layout.md), low layers first::
 
-    core/       points, seeds, trial store, runner, fits, plots, validation, CLI (knows no paper)
-    privacy/    mechanism protocols (abstract, no pass-through), RAPPOR, the audit
-    table1/     papers/000: Table I rate cells, law-tied sweeps and the law-free search
-    kclass/     papers/002: K-class label-LDP mechanisms and experiments
-    userlevel/  papers/003: user-level LDP mean estimation, SO, classification, regression
+    harness/    plug-in contract, experiment kinds, points, seeds, runner, trial store, cluster,
+                config validation, provenance, interrupts, CLI (knows no paper)
+    stats/      log-log slope fits, sliding windows and their verdicts (imports nothing of the package)
+    privacy/    mechanism protocols (abstract, no pass-through), laws of counts and choices,
+                RAPPOR, the privacy audit
+    report/     figures and the HTML report (results/index.html), its headless check
+    papers/     table1/     papers/000: Table I rate cells, law-tied sweeps and the law-free search
+                kclass/     papers/002: K-class label-LDP mechanisms and experiments
+                userlevel/  papers/003: user-level LDP mean estimation, SO, classification, regression
+    app.py      the papers (found on disk) and plug-ins plugged into the harness
 
 Importing the package loads no paper: :func:`labeldp_sim.app.load_papers` (which
 ``labeldp-sim`` calls) registers every paper's experiment kinds.  The objects

@@ -97,6 +97,7 @@ def _load_submodules(submodule: str) -> None:
 
 
 def _is_package(name: str) -> bool:
+    # a plug-in may be one module rather than a package: only a package (it has __path__) has submodules
     return hasattr(sys.modules.get(name) or importlib.import_module(name), "__path__")
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
+from labeldp_sim.harness.cli import compose_job
 
 from labeldp_sim.app import load_papers
-from labeldp_sim.harness.config import CONF_DIR
 
 load_papers()
 
@@ -22,8 +21,7 @@ def make_cfg():
     """make_cfg(overrides) -> composed DictConfig (no Hydra app, no side effects)."""
 
     def _compose(overrides=()):
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return compose(config_name="config", overrides=list(overrides))
+        return compose_job(list(overrides))
 
     return _compose
 

@@ -79,7 +79,7 @@ def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
 
 @pytest.mark.parametrize("name", sorted(set(CONFIGS) & set(REAL)))
 def test_the_audited_mechanism_is_the_one_its_config_builds(name):
-    """conf/mechanism/<name>.yaml at the claimed ε (T = 1 where it clips) builds the audited object."""
+    """conf/table1/mechanism/<name>.yaml at the claimed ε (T = 1 where it clips) builds the audited object."""
     case = next(c for c in cases(mutants=False) if c.name == name)
     cls = component_class("mechanism", CONFIGS[name]["_target_"])
     extra = {"T": audit.T} if "T" in cls.parameters else {}

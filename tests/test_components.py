@@ -196,3 +196,51 @@ def test_a_component_built_directly_checks_its_declared_parameters():
     with pytest.raises(ConfigError) as err:
         HolderBump(beta=1.5)
     assert err.value.key == "beta" and err.value.allowed == "finite numbers in (0, 1]"
+
+
+# ---------------------------------------------------------------- declared capabilities
+
+# each declared capability -> the methods it promises (what the exact paths and the memory model call)
+CAPABILITIES = {
+    "exact_cube_mean": ("cube_mean_moments",),
+    "exact_report": ("report_moments",),
+    "exact_choice": ("argmax_choice_law",),
+    "exact_tilt_law": ("tilt_measure",),
+    "exact_sign_average": ("sign_averaged_cubes", "sign_averaged_bias", "clipped_label_moments"),
+    "exact_expected_error": ("expected_error",),
+}
+
+
+@pytest.mark.parametrize("group, path, cls", REGISTERED, ids=[p for _, p, _ in REGISTERED])
+def test_declared_capabilities_are_the_methods_a_component_has(group, path, cls):
+    """A capability flag is True exactly where the class has the methods it promises: the exact
+    paths ask the flag and then call the methods, so a flag without them would fail mid-run and
+    methods without the flag would silently fall back to Monte Carlo."""
+    for flag, methods in CAPABILITIES.items():
+        if flag in dir(cls):
+            has = all(callable(getattr(cls, m, None)) for m in methods)
+            assert getattr(cls, flag) is has, (path, flag, methods)
+
+
+def test_table1_estimators_declare_the_point_field_of_their_tuning():
+    from labeldp_sim.papers.table1.estimators import Estimator
+    from labeldp_sim.papers.table1.points import Point
+
+    point = Point(experiment="x", axis="N", d=1, N=1000, eps=1.0, N_requested=1000.0, eps_requested=1.0, G=10, h=0.1,
+                  in_regime=True, G_est=7, k=33.0)
+    estimators = [cls for _, _, cls in REGISTERED if issubclass(cls, Estimator)]
+    assert {cls.tuning for cls in estimators} == {"G_est", "k"}
+    for cls in estimators:
+        assert cls.tuning_at(cls.__new__(cls), point) == getattr(point, cls.tuning), cls
+
+
+def test_code_packages_come_from_the_built_components():
+    from labeldp_sim.harness.kinds import code_packages
+    from labeldp_sim.papers.kclass.mechanisms import RandomizedResponse
+    from labeldp_sim.papers.table1.estimators import CubeArgmax
+    from labeldp_sim.privacy.rappor import RAPPOR
+
+    plugin = type("Plugged", (), {"__module__": "mylab.mechanisms"})
+    assert code_packages("table1", [CubeArgmax, RAPPOR]) == ("table1",)  # privacy is always hashed
+    assert code_packages("table1", [CubeArgmax, RandomizedResponse]) == ("kclass", "table1")
+    assert code_packages("userlevel", [plugin]) == ("mylab", "userlevel")

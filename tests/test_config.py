@@ -63,10 +63,16 @@ def _job_error(make_cfg, results, *overrides):
     (["experiment=cls_nonprivate", "runner.path=per_sample"], "runner.path"),  # N = 1e9 per sample
     (["experiment=cls_nonprivate", "fit.tol=0"], "fit.tol"),
     (["experiment=cls_nonprivate", "cell=cls_unknown"], "cell"),
-    ([], "experiment"),
 ])
 def test_bad_values_name_their_key(make_cfg, overrides, key):
     assert _error(make_cfg, *overrides).key == key
+
+
+def test_no_experiment_is_blamed_on_experiment(make_cfg):
+    # the root config is paper-free: without an experiment there is no kind to validate
+    with pytest.raises(ConfigError) as err:
+        validate_job(make_cfg([]))
+    assert err.value.key == "experiment" and "cls_label_ldp" in err.value.allowed
 
 
 def test_mechanism_with_the_wrong_privacy_lists_the_right_ones(make_cfg):
@@ -578,10 +584,46 @@ def test_a_name_must_follow_the_group_choice_unless_the_class_is_the_users(make_
     assert err.key == "mechanism"
 
 
-def test_keys_another_kind_reads_keep_their_defaults(make_cfg, results):
+def _argv_error(results, *argv):
+    """validate_argv's error for ``argv`` (the CLI's path: composition errors explained too)."""
+    from labeldp_sim.app import load_papers
+    from labeldp_sim.harness.cli import validate_argv
+
+    load_papers()
+    with pytest.raises(ConfigError) as err:
+        validate_argv([*argv, f"paths.results_dir={results}"])
+    assert "\n" not in str(err.value) and "allowed:" in str(err.value)
+    assert not results.exists()
+    return err.value
+
+
+def test_keys_another_kind_reads_are_refused(results):
+    # a paper's keys and groups come with its experiments: another paper's are not there to set
     for experiment in (KC, DG, UL):
-        err = _job_error(make_cfg, results, experiment, "mode=law_free")
-        assert err.key == "mode" and "cls_*, heavy_*, reg_*" in err.allowed and "law_tied" in err.allowed
-    assert _job_error(make_cfg, results, UL, "grid.reps=-1").key == "grid.reps"
-    assert _job_error(make_cfg, results, KC, "mechanism=rappor").key == "mechanism.name"
-    assert _job_error(make_cfg, results, UL, "+law_free.foo=1").key == "law_free.foo"
+        err = _argv_error(results, experiment, "mode=law_free")
+        assert err.key == "mode" and "cls_*, heavy_*, reg_*" in err.allowed and "does not read mode" in err.allowed
+    assert _argv_error(results, UL, "grid.reps=-1").key == "grid.reps"
+    assert _argv_error(results, KC, "mechanism=rappor").key == "mechanism.name"
+    assert _argv_error(results, UL, "+law_free.foo=1").key == "law_free.foo"
+    # without an experiment, a paper's key or group is blamed on the missing experiment
+    assert _argv_error(results, "grid.reps=12").key == "experiment"
+    assert _argv_error(results, "mechanism=rappor").key == "experiment"
+
+
+def test_every_experiment_composes_and_validates(results):
+    """Every option of the experiment group, in every paper folder, composes through Hydra's
+    compose API and passes the CLI's validation (no trial is run)."""
+    from labeldp_sim.app import load_papers
+    from labeldp_sim.harness.cli import compose_job, job_kind, validate_job
+    from labeldp_sim.harness.config import experiments_of_kind
+
+    load_papers()
+    names = group_options("experiment")
+    assert {"cls_label_ldp", "kclass_fig2a", "ul_cls", "ul_minimax_cls"} <= set(names)
+    kinds = {name: kind for kind, members in experiments_of_kind().items() for name in members}
+    for name in names:
+        cfg = compose_job([f"experiment={name}", f"paths.results_dir={results}"])
+        assert cfg.experiment_name == name
+        assert job_kind(cfg) == kinds[name], name
+        validate_job(cfg)
+    assert not results.exists()

@@ -282,9 +282,8 @@ def test_a_web_server_given_as_the_scheduler_ends_the_run_with_one_line(tmp_path
 # a sweep with one task, among the others, whose worker process dies every time it runs it
 DYING_RUN = """
 import os, sys
-from hydra import compose, initialize_config_dir
+from labeldp_sim.harness.cli import compose_job
 from joblib import delayed
-from labeldp_sim.harness.config import CONF_DIR
 from labeldp_sim.harness.runner import execute
 from labeldp_sim.harness.store import TrialStore
 from labeldp_sim.papers.table1.experiment import build_experiment
@@ -295,8 +294,7 @@ class DyingPlan(SweepPlan):
         tasks = super().tasks(todo)
         return [*tasks[:4], delayed(os._exit)(3), *tasks[4:]]
 
-with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-    cfg = compose(config_name="config", overrides=sys.argv[2:])
+cfg = compose_job(sys.argv[2:])
 execute(DyingPlan(build_experiment(cfg)), TrialStore(sys.argv[1]))
 """
 

@@ -1,10 +1,11 @@
 """The extension guide, checked: a mechanism and a paper plugged in with no file of the repository edited.
 
 docs/extending.md, "Adding a mechanism" and "Adding a paper", lists the files one writes; here they
-are written in a temporary directory — a toy label-LDP mechanism (its class, its
-audit recipe, ``mechanism/toy.yaml``) and a toy paper (a package registering an
-experiment kind, its ``paper.py``, a component, ``experiment/toy_mean.yaml``) — and
-reached through ``LABELDP_SIM_CONF_PATH`` and ``LABELDP_SIM_PLUGINS``.  Both run from
+are written in a temporary directory laid out like the repository — a toy label-LDP
+mechanism for Table I (its class, its audit recipe, ``conf/table1/mechanism/toy.yaml``)
+and a toy paper (a package registering an experiment kind, its ``paper.py``, a
+component, and its config folder ``conf/toy_paper/experiment/toy_mean.yaml``) — and
+reached through ``LABELDP_SIM_CONF_PATH`` (the two config folders) and ``LABELDP_SIM_PLUGINS``.  Both run from
 the command line, are validated from their declared parameters, reach the trial
 store; the mechanism is in the privacy audit's registry and the plug-ins' code is
 in the fingerprint.  Everything runs in subprocesses, so this session's registries
@@ -89,7 +90,7 @@ FILES = {
                               careless=[Careless("toy: share 2", ShareRR, builds(eps, share=2.0), "share",
                                                  "a share of the budget above 1")])
         ''',
-    "conf/mechanism/toy.yaml": '''
+    "conf/table1/mechanism/toy.yaml": '''
         # a toy label-LDP mechanism: binary RR at half the budget
         name: toy
         _target_: toy_mech.ShareRR
@@ -202,7 +203,7 @@ FILES = {
             def announce(self, spec, analysis, out):
                 print(f"{spec.name}: toy mean squared error {analysis['mse']:.4f}")
         ''',
-    "conf/experiment/toy_mean.yaml": '''
+    "conf/toy_paper/experiment/toy_mean.yaml": '''
         # @package _global_
         kind: toy
         experiment_name: toy_mean
@@ -283,7 +284,8 @@ def run(root: Path, *args, script: str | None = None, **env) -> subprocess.Compl
     """``python -m labeldp_sim *args`` (or ``python -c script *args``) in ``root``, the plug-ins on its paths."""
     variables = {**os.environ,
                  "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
-                 "LABELDP_SIM_CONF_PATH": str(root / "conf"), "LABELDP_SIM_PLUGINS": "toy_paper", **env}
+                 "LABELDP_SIM_CONF_PATH": os.pathsep.join(str(root / "conf" / name) for name in ("table1", "toy_paper")),
+                 "LABELDP_SIM_PLUGINS": "toy_paper", **env}
     command = [sys.executable, *(("-c", script) if script else ("-m", "labeldp_sim")), *args]
     return subprocess.run(command, cwd=root, env=variables, capture_output=True, text=True, timeout=300)
 
@@ -302,8 +304,8 @@ def store_rows(results: Path, query: str) -> list:
 
 def test_the_toys_are_not_in_the_repository():
     """What the other tests add lives in tmp_path only: no repository file names it."""
-    assert not (CONF_DIR / "mechanism" / "toy.yaml").exists()
-    assert not list(CONF_DIR.glob("experiment/toy_*.yaml"))
+    assert not list(CONF_DIR.rglob("toy*.yaml"))
+    assert not (CONF_DIR / "toy_paper").exists()
     assert not (ROOT / "labeldp_sim" / "toy_paper").exists()
 
 
@@ -370,7 +372,7 @@ def test_every_bad_value_names_its_key(plugins, tmp_path):
     ("LABELDP_SIM_PLUGINS", "toy_paper,no_such_paper", "no module no_such_paper"),
     ("LABELDP_SIM_PLUGINS", "toy-paper", "not a module name"),
     ("LABELDP_SIM_CONF_PATH", "no/such/dir", "not a directory"),
-    ("LABELDP_SIM_CONF_PATH", "conf/mechanism", "holds toy.yaml at its top"),
+    ("LABELDP_SIM_CONF_PATH", "conf/table1/mechanism", "holds toy.yaml at its top"),
 ])
 def test_a_bad_plugin_variable_is_one_line(plugins, tmp_path, variable, value, says):
     proc = run(plugins, "experiment=toy_mean", f"paths.results_dir={tmp_path / 'out'}", **{variable: value})
@@ -379,10 +381,10 @@ def test_a_bad_plugin_variable_is_one_line(plugins, tmp_path, variable, value, s
 
 
 def test_a_conf_dir_may_not_hide_an_option_of_conf(plugins, tmp_path):
-    """Hydra reads conf/ first: an extra directory's rr.yaml would silently lose, so it is refused."""
-    shutil.copytree(plugins / "conf", tmp_path / "conf")
-    (tmp_path / "conf" / "mechanism" / "rr.yaml").write_text("name: rr\n_target_: toy_mech.ShareRR\n")
-    proc = run(plugins, "experiment=toy_mean", LABELDP_SIM_CONF_PATH=str(tmp_path / "conf"))
+    """Hydra reads conf/table1/ first: an extra directory's rr.yaml would silently lose, so it is refused."""
+    shutil.copytree(plugins / "conf" / "table1", tmp_path / "table1")
+    (tmp_path / "table1" / "mechanism" / "rr.yaml").write_text("name: rr\n_target_: toy_mech.ShareRR\n")
+    proc = run(plugins, "experiment=toy_mean", LABELDP_SIM_CONF_PATH=str(tmp_path / "table1"))
     assert "mechanism/rr.yaml is already in" in one_line_error(proc, "LABELDP_SIM_CONF_PATH")
 
 

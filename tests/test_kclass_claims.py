@@ -114,7 +114,7 @@ def test_every_claim_figure_has_an_experiment_config():
         assert isinstance(c, Claim) and c.claim and c.source and c.rule and c.checks
         figures = {c.figure} | {t.figure for ch in c.checks for t in ch.terms if t.figure}
         for fig in figures:
-            assert (ROOT / "conf" / "experiment" / f"{fig}.yaml").is_file(), (c.key, fig)
+            assert (ROOT / "conf" / "kclass" / "experiment" / f"{fig}.yaml").is_file(), (c.key, fig)
         for ch in c.checks:
             assert ch.relation in ("greater", "within")
             assert all(t.method in METHODS + ("bayes",) for t in ch.terms)

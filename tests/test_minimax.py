@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
+from labeldp_sim.harness.cli import compose_job
 from scipy import integrate
 from scipy.stats import qmc
 
@@ -17,7 +17,6 @@ from labeldp_sim.papers.table1 import theory
 from labeldp_sim.harness.cli import run_experiment, validate_job
 from labeldp_sim.papers.table1.families import HolderBump
 from labeldp_sim.papers.table1.families.geometry import linear_edge_geometry, linf_box_integral
-from labeldp_sim.harness.config import CONF_DIR
 from labeldp_sim.harness.components import components
 from labeldp_sim.papers.table1.estimators import Estimator, knn_mean
 from labeldp_sim.papers.table1.law_free.search import LawFreeSpec
@@ -27,8 +26,7 @@ from labeldp_sim.papers.table1.law_free.fit import cross_fit
 
 
 def _compose(overrides):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+    return compose_job(list(overrides))
 
 
 # --------------------------------------------------------------------------- the admitted family

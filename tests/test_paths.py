@@ -1,6 +1,6 @@
 """The sufficient-statistic path agrees in distribution with the per-sample path.
 
-Every mechanism config (``conf/mechanism/*.yaml``) is tested on the tasks its class fits,
+Every mechanism config (``conf/table1/mechanism/*.yaml``) is tested on the tasks its class fits,
 built from its YAML: a new mechanism is covered without editing this file.
 """
 
@@ -32,7 +32,7 @@ EPSILONS = {"joint_rappor": 2.0, "exponential": 0.1, "exponential_full": 0.1}
 
 
 def _mechanism(name, epsilon, T=None):
-    """The mechanism ``conf/mechanism/<name>.yaml`` describes, at ``epsilon`` (and clipping level ``T``).
+    """The mechanism ``conf/table1/mechanism/<name>.yaml`` describes, at ``epsilon`` (and clipping level ``T``).
 
     The experiment sets ε from the grid and T from the config's T ('theory' or a number) and T_scale.
     """
@@ -89,7 +89,7 @@ def test_regression_paths_agree_in_distribution(name):
 
 
 def test_every_mechanism_config_has_a_path_test():
-    """Each config is in the parametrisations above, which are read from conf/mechanism."""
+    """Each config is in the parametrisations above, which are read from conf/table1/mechanism."""
     assert set(CONFIGS) == set(group_options("mechanism")) and len(CONFIGS) >= 11
     assert set(CONFIGS) == set(CLASSIFICATION) | set(REGRESSION), set(CONFIGS) - set(CLASSIFICATION + REGRESSION)
     # the settings this test once listed by hand are still among them

@@ -247,7 +247,7 @@ def test_the_code_fingerprint_follows_numeric_code_only(tmp_path, monkeypatch):
         finally:
             path.write_text(original)
 
-    assert edited("papers/table1/estimators.py") != before
+    assert edited("papers/table1/estimators/cube.py") != before
     assert edited("harness/seeds.py") != before
     assert edited("papers/table1/report.py") == before  # declared in papers/table1/paper.py
     assert edited("papers/userlevel/mean.py") == before  # another paper

@@ -1,7 +1,10 @@
-"""The harness every paper shares: points and seeds, the trial store, the runner, fits, plots,
-validation helpers and the CLI.  It imports no paper package; papers register experiment kinds
-(:mod:`.kinds`) and components (:mod:`.components`), and declare their presentation modules
-(:mod:`.provenance`)."""
+"""The harness every paper runs on, the lowest layer of the package (docs/layout.md): the plug-in
+contract (:mod:`.components`) and experiment kinds (:mod:`.kinds`), points and seeds, the runner
+(:mod:`.runner`) and its cluster (:mod:`.cluster`), the trial store and atomic exports
+(:mod:`.store`), config validation (:mod:`.config`, :mod:`.settings`, :mod:`.sweeps`,
+:mod:`.reads`, :mod:`.conf_path`), provenance and code fingerprints (:mod:`.provenance`),
+interrupts, errors and the CLI.  It imports no other wing of the package and no paper: papers
+register experiment kinds and components, and declare their presentation modules."""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -11,8 +11,8 @@ jobs differ only in ``experiment``, else ``results/<experiment>/<k=v,...>/``
 named from the swept overrides.  All jobs share the results directory's trial
 store.
 
-Configs come from the package's ``conf/`` and from the directories named by
-``LABELDP_SIM_CONF_PATH`` (:mod:`labeldp_sim.harness.conf_path`): a mechanism or a
+Configs come from the package's ``conf/`` (its root and shared groups, and each paper's
+``conf/<paper>/``) and from the directories named by ``LABELDP_SIM_CONF_PATH`` (:mod:`labeldp_sim.harness.conf_path`): a mechanism or a
 paper's experiments can live outside the repository.
 """
 
@@ -75,7 +75,8 @@ def validate_job(cfg: DictConfig):
 
 
 def compose_job(overrides: list) -> DictConfig:
-    """The config of ``overrides``, composed from conf/ and the directories of LABELDP_SIM_CONF_PATH."""
+    """The config of ``overrides``, composed from conf/, the papers' conf/<paper>/ and the directories
+    of LABELDP_SIM_CONF_PATH."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="config", overrides=[*overrides, *search_path_override()])
 
@@ -118,17 +119,20 @@ def _group_choices(parsed: list) -> None:
 def _deletions(parsed: list) -> None:
     """``~grid``, ``~seed``: a config group or a root key deleted, refused on that key.
 
-    Every job is composed from every group and has every root key (conf/config.yaml);
+    Every job has the root keys (conf/config.yaml) and its paper's groups and keys;
     deleted, the validator would find a half-composed node (``~grid`` keeps the
     experiment's own ``grid.reps`` and loses ``grid.d``) and blame one of its keys,
     or a key another kind never reads would drop silently.
     """
     from labeldp_sim.harness.config import root_defaults
+    from labeldp_sim.harness.kinds import ROOT_KEYS
     from labeldp_sim.harness.kinds import registered
 
     groups = config_groups()
     defaults = root_defaults()
     nodes = {spec.node for spec in registered().values() if spec.node}
+    # a paper's root keys come with its experiments (Table I's mode), not with the root config
+    kept = {*ROOT_KEYS, *(key for spec in registered().values() for key in spec.root_keys)}
     for override in parsed:
         key = override.key_or_group
         if not override.is_delete() or "." in key:
@@ -145,20 +149,31 @@ def _deletions(parsed: list) -> None:
                     else "a value (the experiment sets it)" if default == "???"
                     else f"a value (default {default!r})")
             raise ConfigError(key, "~ (delete)", f"{what}: every job has {key}; set it, do not delete it")
+        if key in kept:
+            raise ConfigError(key, "~ (delete)", f"a value (the experiment sets it): every job whose experiment "
+                              f"has {key} keeps it; set it, do not delete it")
 
 
 def _explain_composition(overrides: list, parsed: list, error: Exception) -> ConfigError:
     """Turn a Hydra composition error into a one-line ConfigError on the culprit override.
 
     The culprit is found by composing the group choices with each other
-    override alone; its allowed values are the keys of its parent node.
+    override alone; its allowed values are the keys of its parent node.  A
+    paper's groups and keys come with its experiments: one set without an
+    experiment is blamed on ``experiment``, one of another paper's on itself
+    by the validator (``mode=law_free`` on a K-class experiment).
     """
     names = config_groups()
     groups = [o.input_line for o in parsed if o.key_or_group in names]
+    no_experiment = ConfigError("experiment", None, group_options("experiment"))
+    chosen = any(o.key_or_group == "experiment" for o in parsed)
     try:
         base = compose_job(groups)
     except (HydraException, OmegaConfBaseException, ValueError):
         base = None
+        culprit = _group_culprit([o for o in parsed if o.key_or_group in names])
+        if culprit is not None:
+            return culprit if chosen else no_experiment
     for override in parsed:
         if override.key_or_group in names:
             continue
@@ -169,6 +184,10 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
             culprit = err
         key, value = _key_value(override)
         parent = key.rpartition(".")[0]
+        if base is not None and key.partition(".")[0] not in base and not override.is_delete():
+            said = _validator_says(groups, override)
+            if said is not None or not chosen:
+                return said or no_experiment
         node = base if not parent or base is None else OmegaConf.select(base, parent,
                                                                         throw_on_missing=False)
         if isinstance(node, DictConfig):
@@ -182,6 +201,23 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
         return ConfigError(key, value, f"a value Hydra can apply ({first_line(culprit)})")
     return _explain_together(groups, [o for o in parsed if o.key_or_group not in names]) or ConfigError(
         "argument", " ".join(overrides), f"valid Hydra overrides ({first_line(error)})")
+
+
+def _group_culprit(chosen: list) -> ConfigError | None:
+    """The first group choice that does not compose after the ones before it: a group of another
+    paper (``mechanism=rappor`` on a K-class experiment, whose paper has no mechanism group), blamed
+    by the validator when it is added (``+mechanism=rappor``) or else on the group itself."""
+    for i, override in enumerate(chosen):
+        before = [o.input_line for o in chosen[:i]]
+        try:
+            compose_job([*before, override.input_line])
+            continue
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            culprit = err
+        key, value = _key_value(override)
+        return _validator_says(before, override) or ConfigError(
+            key, value, f"a config group of the chosen experiment ({first_line(culprit)})")
+    return None
 
 
 def _explain_together(groups: list, others: list) -> ConfigError | None:
@@ -210,7 +246,9 @@ def _validator_says(groups: list, override) -> ConfigError | None:
     try:
         validate_job(compose_job([*groups, "+" + override.input_line]))
     except ConfigError as err:
-        return err if err.key == override.key_or_group else None
+        # a group added whole is blamed on its first key (mechanism.name)
+        key = override.key_or_group
+        return err if err.key == key or err.key.startswith(key + ".") else None
     except (HydraException, OmegaConfBaseException, ValueError):
         return None
     return None

@@ -296,6 +296,7 @@ def _wait_for_workers(client, wanted: int, timeout: float, what: str, watch: boo
                 client.wait_for_workers(wanted, timeout=max(0.001, min(left, 0.5) if watch else left))
                 return
             except TimeoutError as err:  # distributed's WorkerStartTimeoutError says how many came
+                # duck typing of a third-party error: only distributed's WorkerStartTimeoutError carries the count
                 started = getattr(err, "available_workers", "fewer")
                 if failures.reasons:
                     raise ClusterError("runner.dask", f"a Dask worker failed to start ({what}; "
@@ -504,9 +505,11 @@ class _Calls:
 def _calls(batch) -> str:
     """``3 calls of _run_chunk``: what a joblib batch of this run's tasks computes."""
     names = []
+    # duck typing of joblib's BatchedCalls (internal): other batches list no items
     for _, args, _ in getattr(batch, "items", ()):
         # each task is fingerprint_on_worker(expected, packages, func, *args)
         func = args[2] if len(args) > 2 else None
+        # duck typing: a partial or callable object has no __name__
         names.append(getattr(func, "__name__", "a task"))
     if not names:
         return ""
@@ -523,7 +526,7 @@ def _lost(error: BaseException, what: str) -> TaskLost:
                         "tries in all (KilledWorker: out of memory, killed, or crashed); " + kept)
     cause = first_line(error) if str(error) else type(error).__name__
     if isinstance(error, Exception) and type(error).__name__.endswith("CancelledError"):
-        cause = getattr(error, "reason", None) or cause  # distributed's: scheduler-connection-lost
+        cause = getattr(error, "reason", None) or cause  # duck typing: only distributed's CancelledError has a reason
         return TaskLost(f"{task} was cancelled by Dask ({cause}): the scheduler or the connection to "
                         f"it was lost; {kept}")
     return TaskLost(f"{task} failed on the Dask cluster ({cause}); {kept}")

@@ -33,7 +33,13 @@ __all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "
 
 
 class Constraint(ABC):
-    """What one parameter accepts, and how to say it."""
+    """What one parameter accepts, and how to say it.
+
+    ``cast``, where not None, turns an accepted value into the one the kind uses
+    (``int``, ``float``: a sweep's :class:`~labeldp_sim.harness.sweeps.Rule`); None keeps it.
+    """
+
+    cast = None
 
     @abstractmethod
     def accepts(self, value) -> bool:
@@ -167,6 +173,8 @@ class Component:
     group : str or None
         The config group (``distribution``, ``mechanism``, ``estimator``,
         ``method``...) whose registry lists the class; None for a base class.
+    name : str
+        The short name a YAML may use for it (:func:`by_name`); "" for none.
     parameters : dict of str -> Constraint
         Every keyword parameter of ``__init__`` and what it accepts.  Read
         without instantiating anything; a test checks it against the signature.
@@ -174,6 +182,7 @@ class Component:
 
     group: ClassVar[str | None] = None
     parameters: ClassVar[dict] = {}
+    name = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -220,7 +229,7 @@ def by_name(group: str) -> dict:
     """
     table = {}
     for path, cls in components(group).items():
-        name = getattr(cls, "name", None)
+        name = cls.name
         if not isinstance(name, str) or not name:
             continue
         if name in table and table[name] is not cls:
@@ -242,6 +251,7 @@ def import_class(path: str) -> type:
         except ImportError:
             continue
         for attr in parts[cut:]:
+            # resolving a dotted _target_ path read from config, attribute by attribute
             obj = getattr(obj, attr)
         if isinstance(obj, type):
             return obj

@@ -1,21 +1,28 @@
-"""Where configs come from: the package's ``conf/``, then the directories of ``LABELDP_SIM_CONF_PATH``.
+"""Where configs come from: ``conf/``, each paper's ``conf/<paper>/``, then ``LABELDP_SIM_CONF_PATH``.
+
+``conf/`` mirrors the package: the root config and the groups every paper shares
+(``runner/``) sit at its top, and each paper package of ``labeldp_sim.papers``
+(:func:`~labeldp_sim.harness.provenance.paper_packages`) has its configs in
+``conf/<paper>/``, laid out like ``conf/`` (one folder per config group:
+``experiment/``, ``mechanism/``...).  The paper folders are found from the
+discovered packages, never named here, so the harness stays paper-free.
 
 A researcher adds a mechanism, an experiment or a whole paper's configs without
 editing the repository: ``LABELDP_SIM_CONF_PATH`` names further directories
-(separated by ``os.pathsep``, ``:`` on POSIX), each laid out like ``conf/``
-(one folder per config group: ``mechanism/``, ``experiment/``...).  Every
-reader of configs goes through here, so they all see the same files:
+(separated by ``os.pathsep``, ``:`` on POSIX), each laid out like a paper folder.
+Every reader of configs goes through here, so they all see the same files:
 composition (Hydra's ``hydra.searchpath``, :func:`search_path_override`), the
 option lists of the groups (:func:`group_options`, the CLI's checks and
 messages) and the code that loads one YAML of a group (:func:`conf_file`: the
 Table I groups' checks, the privacy audit's mechanism configs).
 
-Hydra searches the package's ``conf/`` first, so an option of an extra
-directory that ``conf/`` (or an earlier extra directory) already has would be
-silently hidden: it is refused instead, as is a directory that does not exist
-or that holds YAML files at its top (the folder of one group named instead of
-its parent).  The variable is read when asked (:func:`conf_dirs`); a bad one is
-one :class:`~labeldp_sim.harness.errors.ConfigError` line naming it.
+Hydra searches the directories in order and takes the first file it finds, so an
+option of an extra directory that an earlier directory already has would be
+silently hidden: it is refused instead, as is a directory that does not exist or
+that holds YAML files at its top but no group folder (the folder of one group
+named instead of its parent).  The variable is read when asked
+(:func:`conf_dirs`); a bad one is one :class:`~labeldp_sim.harness.errors.ConfigError`
+line naming it.
 """
 
 from __future__ import annotations
@@ -26,33 +33,48 @@ from functools import lru_cache
 from pathlib import Path
 
 from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.provenance import paper_packages
 
 __all__ = ["CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
-           "group_options", "search_path_override"]
+           "group_options", "paper_conf_dirs", "search_path_override"]
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CONF_PATH_VARIABLE = "LABELDP_SIM_CONF_PATH"
-# the package's own config groups: conf/<group>/*.yaml, one YAML per choice (the papers' own and the core's)
-GROUPS = tuple(sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir()))
-LAYOUT = (f"existing directories separated by {os.pathsep!r}, each laid out like conf/ "
+
+
+def paper_conf_dirs() -> tuple:
+    """``conf/<paper>/`` of every paper package that has one, in the packages' order."""
+    return tuple(CONF_DIR / name for name in paper_packages() if (CONF_DIR / name).is_dir())
+
+
+def _groups(directory: Path) -> set:
+    return {p.name for p in directory.iterdir() if p.is_dir()}
+
+
+# the package's own config groups, one YAML per choice: the shared ones of conf/ (a paper's folder is
+# not a group) and those of the paper folders
+GROUPS = tuple(sorted((_groups(CONF_DIR) - {d.name for d in paper_conf_dirs()}).union(
+    *(_groups(d) for d in paper_conf_dirs()))))
+LAYOUT = (f"existing directories separated by {os.pathsep!r}, each laid out like a paper's conf/<paper>/ "
           "(a folder per config group: mechanism/, experiment/...)")
 
 
 def conf_dirs() -> tuple:
-    """The config directories in the order composition searches them: ``conf/``, then the extra ones.
+    """The config directories in the order composition searches them: ``conf/``, the paper folders
+    (:func:`paper_conf_dirs`), then the extra ones.
 
     Raises
     ------
     ConfigError
         ``LABELDP_SIM_CONF_PATH`` names something that is not a directory laid out
-        like ``conf/``, or an option that an earlier directory already has.
+        like a paper folder, or an option that an earlier directory already has.
     """
     return _conf_dirs(os.environ.get(CONF_PATH_VARIABLE, ""))
 
 
 @lru_cache(maxsize=8)
 def _conf_dirs(value: str) -> tuple:
-    dirs = [CONF_DIR]
+    dirs = [CONF_DIR, *paper_conf_dirs()]
     for entry in value.split(os.pathsep):
         if not entry.strip():  # an empty entry (a trailing separator) adds nothing
             continue
@@ -63,22 +85,26 @@ def _conf_dirs(value: str) -> tuple:
         if path in dirs:
             continue
         loose = sorted(p.name for p in path.glob("*.yaml"))
-        if loose:
+        options = sorted(path.glob("*/*.yaml"))
+        # YAML files at the top beside group folders are a paper's own configs (its experiments' base);
+        # without any group folder the directory is one group's folder, named instead of its parent
+        if loose and not options:
             raise ConfigError(CONF_PATH_VARIABLE, entry, f"{LAYOUT}; this one holds {loose[0]} at its top "
                               "(name the folder that holds mechanism/, experiment/..., not one group's folder)")
-        for yaml in sorted(path.glob("*/*.yaml")):
-            group, option = yaml.parent.name, yaml.stem
-            earlier = next((d for d in dirs if (d / group / yaml.name).is_file()), None)
+        for yaml in [*sorted(path.glob("*.yaml")), *options]:
+            relative = yaml.relative_to(path)
+            earlier = next((d for d in dirs if (d / relative).is_file()), None)
             if earlier is not None:
                 raise ConfigError(CONF_PATH_VARIABLE, entry, f"{LAYOUT}, adding options of their own: "
-                                  f"{group}/{yaml.name} is already in {earlier} (rename the option {option})")
+                                  f"{relative.as_posix()} is already in {earlier} (rename the option {yaml.stem})")
         dirs.append(path)
     return tuple(dirs)
 
 
 def config_groups() -> tuple:
     """The config groups of every config directory (the package's :data:`GROUPS` and any a plug-in adds)."""
-    return tuple(sorted({p.name for d in conf_dirs() for p in d.iterdir() if p.is_dir()}))
+    papers = {d.name for d in paper_conf_dirs()}
+    return tuple(sorted({g for d in conf_dirs() for g in _groups(d) if d != CONF_DIR or g not in papers}))
 
 
 def group_options(group: str) -> list[str]:
@@ -87,7 +113,8 @@ def group_options(group: str) -> list[str]:
 
 
 def conf_file(group: str, option: str) -> Path:
-    """The YAML file of ``option`` of ``group``: the one composition reads (``conf/`` first).
+    """The YAML file of ``option`` of ``group``: the one composition reads (the first directory of
+    :func:`conf_dirs` that holds it).
 
     An option no directory holds gives its path under ``conf/`` (which does not exist).
     """
@@ -96,10 +123,8 @@ def conf_file(group: str, option: str) -> Path:
 
 
 def search_path_override() -> list[str]:
-    """The Hydra override that adds the extra config directories to composition (none without any)."""
+    """The Hydra override that adds the paper folders and the extra config directories to composition."""
     extra = conf_dirs()[1:]
-    if not extra:
-        return []
     return ["hydra.searchpath=[" + ",".join(_quoted(f"file://{d}") for d in extra) + "]"]
 
 

@@ -24,13 +24,15 @@ What is checked, for every kind:
 * **The runner**: ``runner.*``, its Dask cluster and SLURM settings
   (:func:`validate_runner`, :mod:`labeldp_sim.harness.settings`).
 * **Sizes that fit in memory** (:mod:`labeldp_sim.harness.memory`, re-exported here).
-* **Keys another kind reads.**  The root config composes every kind's groups,
-  so a K-class or user-level job carries ``mode``, ``grid``, ``mechanism``...
-  it never reads; a value there that differs from the default is refused
-  (``mode=law_free`` on ``ul_mean_1d`` would otherwise run as if unset).
+* **Keys another kind reads.**  A paper's keys and groups come with its own
+  experiments (Table I's from ``conf/table1/table1.yaml``), so a K-class or
+  user-level job has no ``grid`` or ``mechanism`` and an override of one is
+  refused at composition; a key that another kind reads and the root config
+  sets must keep the root's value.
 
-The config directories (``conf/`` and those of ``LABELDP_SIM_CONF_PATH``) and each
-group's options come from :mod:`labeldp_sim.harness.conf_path`, re-exported here.
+The config directories (``conf/``, the papers' ``conf/<paper>/`` and those of
+``LABELDP_SIM_CONF_PATH``) and each group's options come from
+:mod:`labeldp_sim.harness.conf_path`, re-exported here.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from omegaconf.errors import OmegaConfBaseException
 from labeldp_sim.harness.conf_path import (CONF_DIR, CONF_PATH_VARIABLE, GROUPS, conf_dirs, conf_file, config_groups,
                         group_options)
 from labeldp_sim.harness.errors import MISSING, ConfigError, check, first_line, is_int, is_number
-from labeldp_sim.harness.kinds import registered
+from labeldp_sim.harness.kinds import ROOT_KEYS, registered
 from labeldp_sim.harness.memory import (PLAN_BYTES_PER_TRIAL, MemoryBudget, Need, check_memory, check_plan_size, machine_memory,
                      memory_budget)
 from labeldp_sim.harness.settings import DaskSettings, RunnerSettings, SlurmSettings, parse_memory
@@ -62,8 +64,6 @@ __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_
            "eps_allowed", "Need", "MemoryBudget", "memory_budget", "machine_memory",
            "check_memory", "PLAN_BYTES_PER_TRIAL", "experiments_of_kind", "check_plan_size"]
 
-# the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
-ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
 RUNNER_KEYS = ("n_jobs", "backend", "path", "chunk", "progress", "reuse", "dask")
 DASK_KEYS = ("cluster", "scheduler", "startup_timeout", "slurm")
 SLURM_KEYS = ("jobs", "cores", "processes", "memory", "walltime", "account", "partition", "interface",
@@ -433,8 +433,8 @@ def validate_common(cfg, kind: str) -> JobBasics:
         default = next((k for k, spec in kinds.items() if spec.node is None), "?")
         right = present[0] if len(present) == 1 else default
         raise ConfigError("kind", kind, f"{right} (the kind of experiment {name})")
-    # the root config composes the config groups of every kind (conf/config.yaml's defaults), so
-    # every kind's root keys may be present; a kind's own node only in its own experiments
+    # a kind's experiments bring its root keys, and an experiment of one kind may carry another's
+    # (userlevel_minimax sets Table I's mode); a kind's own node only in its own experiments
     shared = tuple(dict.fromkeys(key for spec in kinds.values() for key in spec.root_keys))
     allowed = ROOT_KEYS + shared + ((own,) if own else ())
     for key in cfg.keys():
@@ -457,7 +457,8 @@ def root_defaults() -> dict:
     """The root config's own values and its default group choices, as written (unresolved).
 
     Read from the YAML files, not composed with Hydra: validation may run inside
-    another Hydra context.
+    another Hydra context.  Only the keys every paper shares are there (a paper's
+    own come with its experiments).
     """
     root = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml"), resolve=False)  # the root is the package's
     out = {k: v for k, v in root.items() if k != "defaults"}
@@ -473,23 +474,31 @@ def root_defaults() -> dict:
 
 @lru_cache(maxsize=1)
 def experiments_of_kind() -> dict:
-    """kind -> names of the experiments (conf/experiment/*.yaml) of that kind, read from their
-    ``kind:`` line or that of the experiment they extend (default: the root config's kind)."""
+    """kind -> names of the experiments (``conf/<paper>/experiment/*.yaml``) of that kind, read from
+    their ``kind:`` line or that of the config they include first (``ul_cls`` for ``ul_cls_paper``,
+    ``/table1`` for a Table I cell; default: the root config's kind)."""
     default = str(root_defaults().get("kind", ""))
     kinds = {}
 
-    def kind_of(name, seen=()):
-        path = conf_file("experiment", name)
-        if name in seen or not path.exists():
+    def included(entry: str) -> Path:
+        # a defaults entry without a group: "/name" is a config at the top of a config directory,
+        # "name" one of the experiment group (Hydra's paths relative to the including config)
+        if entry.startswith("/"):
+            name = f"{entry.strip('/')}.yaml"
+            return next((d / name for d in conf_dirs() if (d / name).is_file()), CONF_DIR / name)
+        return conf_file("experiment", entry)
+
+    def kind_of(path: Path, seen=()):
+        if path in seen or not path.exists():
             return default
         node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
         if "kind" in node:
             return str(node["kind"])
         parents = [e for e in node.get("defaults", []) if isinstance(e, str) and e != "_self_"]
-        return kind_of(parents[0], (*seen, name)) if parents else default
+        return kind_of(included(parents[0]), (*seen, path)) if parents else default
 
     for name in group_options("experiment"):
-        kinds.setdefault(kind_of(name), []).append(name)
+        kinds.setdefault(kind_of(conf_file("experiment", name)), []).append(name)
     return kinds
 
 
@@ -520,28 +529,39 @@ def _first_difference(got, default, key: str):
     return None if same else (key, got)
 
 
+def _first_leaf(value, key: str) -> tuple:
+    """(dotted key, value) of the first leaf of ``value`` (``value`` itself if not a non-empty mapping)."""
+    while isinstance(value, dict) and value:
+        first = next(iter(value))
+        key, value = f"{key}.{first}", value[first]
+    return key, value
+
+
 def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:
     """Refuse a change to a root key this kind never reads (another kind's: ``mode``, ``grid``...).
 
-    Such a key is in every composed job (conf/config.yaml composes every kind's
-    groups), so ``mode=law_free`` or ``grid.reps=-1`` on a user-level experiment
-    would otherwise be accepted and ignored.
+    Such a key is in a job whose experiment carries it for its own kind
+    (``mode`` in a userlevel_minimax job) or whose root config sets it; a change
+    there would otherwise be accepted and ignored.
     """
     defaults = root_defaults()
     kinds = registered()
     by_kind = experiments_of_kind()
     for top in keys:
-        if top not in cfg or top not in defaults:
+        if top not in cfg:
             continue
         try:
             got = OmegaConf.to_container(cfg, resolve=False)[top]
         except OmegaConfBaseException:  # pragma: no cover - a node that cannot be read is a change
             got = MISSING
-        found = _first_difference(got, defaults[top], top)
+        # a key the root config does not set is another paper's, added to this job (+mode=law_free,
+        # +mechanism=rappor): any value is a change, blamed on its first leaf
+        found = (_first_difference(got, defaults[top], top) if top in defaults
+                 else _first_leaf(got, top))
         if found is None:
             continue
         key, value = found
-        default = defaults[top]
+        default = defaults.get(top, MISSING)
         for part in key.split(".")[1:]:
             default = default.get(part, MISSING) if isinstance(default, dict) else MISSING
         owners = [k for k, spec in kinds.items() if top in spec.root_keys]
@@ -557,6 +577,10 @@ def _check_unread_keys(cfg, kind: str, name: str, keys: list) -> None:
 
 def job_kind(cfg) -> str:
     """The validated ``kind`` of a composed job: one of the registered kinds."""
+    if isinstance(cfg, DictConfig) and "kind" not in cfg and (
+            "experiment_name" not in cfg or OmegaConf.is_missing(cfg, "experiment_name")):
+        # the experiments bring the kind: none chosen is blamed on experiment, not on kind
+        raise ConfigError("experiment", None, group_options("experiment"))
     kind = root_value(cfg, "kind") if isinstance(cfg, DictConfig) else None
     kinds = list(registered())
     check(kind in kinds, "kind", kind, kinds)

@@ -175,7 +175,7 @@ def _install() -> dict:
 
 def _launched_as_cli() -> bool:
     """Is this process ``python [options] -m labeldp_sim`` or the ``labeldp-sim`` console script?"""
-    argv = list(getattr(sys, "orig_argv", None) or [])
+    argv = list(sys.orig_argv)
     names = ("labeldp_sim", "labeldp_sim.__main__")
     i = 1
     while i < len(argv):
@@ -241,6 +241,7 @@ def _flush() -> None:
 
 
 def _join_threads() -> None:
+    # interpreter introspection: threading._shutdown is private and may be absent
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()
@@ -416,6 +417,7 @@ def spawning(processes: bool = True):
     if processes:
         _start_resource_trackers()
     before = _children()
+    # platform introspection: pthread_sigmask exists on POSIX only
     blocked = _main_thread() and hasattr(signal, "pthread_sigmask")
     catcher = _SignalCatcher() if blocked else None
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
@@ -547,6 +549,7 @@ def stop_workers() -> None:
     """Shut loky's reusable executor down, its workers killed, if one was started (best
     effort, never raises): the interpreter's exit then has nothing of loky's left to wait on."""
     module = sys.modules.get("joblib.externals.loky.reusable_executor")
+    # third-party introspection: loky's private executor, set only once one started
     executor = getattr(module, "_executor", None) if module is not None else None
     if executor is None:
         return

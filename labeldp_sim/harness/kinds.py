@@ -18,7 +18,7 @@ lines on stdout (:meth:`~ExperimentKind.announce`).  A kind states only those.
 To add an experiment kind: subclass :class:`ExperimentKind` in the paper's
 package (``validate``, ``plan``, ``write``, and the optional hooks), its spec
 extending :class:`JobSpec`; register an instance, and write
-``conf/experiment/<name>.yaml`` with ``kind: <its name>``.
+``conf/<paper>/experiment/<name>.yaml`` with ``kind: <its name>``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,22 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from labeldp_sim.harness.provenance import package_of
 from labeldp_sim.harness.store import STORE_NAME, TrialStore, locked, staged
 
-__all__ = ["ExperimentKind", "JobSpec", "register", "registered", "get_kind"]
+# the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
+ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
+
+__all__ = ["ExperimentKind", "JobSpec", "register", "registered", "get_kind", "code_packages"]
+
+
+def code_packages(paper: str, classes=()) -> tuple:
+    """The packages whose code a job's trials run, for :attr:`JobSpec.packages`: ``paper`` (the
+    kind's own package) plus the package of each component class the job builds
+    (:func:`~labeldp_sim.harness.provenance.package_of`: another paper's, such as Table I cells
+    running K-class mechanisms, or a plug-in's), sorted; the shared wings are always hashed."""
+    packages = {paper} | {package_of(cls.__module__) for cls in classes}
+    return tuple(sorted(packages - {None}))
 
 
 @dataclass(kw_only=True)
@@ -111,8 +124,6 @@ class ExperimentKind(ABC):
 
     def reads(self, cfg) -> tuple:
         """The root keys a job of this kind reads: the core's, the kind's own and its node."""
-        from labeldp_sim.harness.config import ROOT_KEYS
-
         return (*ROOT_KEYS, *self.root_keys, *((self.node,) if self.node else ()))
 
     def unkeyed(self, cfg) -> tuple:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from labeldp_sim.harness.errors import ConfigError, check
 from labeldp_sim.harness.settings import RunnerSettings, parse_memory
 
-__all__ = ["Need", "MemoryBudget", "memory_budget", "machine_memory", "check_memory", "check_plan_size",
+__all__ = ["Need", "TrialSize", "MemoryBudget", "memory_budget", "machine_memory", "check_memory", "check_plan_size",
            "PLAN_BYTES_PER_TRIAL", "MEMORY_SHARE"]
 
 # Share of this machine's memory the trials running at once may hold between them: the
@@ -94,6 +94,25 @@ class Need(NamedTuple):
     bytes: float
     what: str
     keys: dict
+
+
+class TrialSize(NamedTuple):
+    """The sizes one trial's components size their arrays by (each component's ``trial_needs``).
+
+    ``N`` samples in ``d`` dimensions, ``K`` classes (0 for regression), ``cubes``
+    estimator cubes; ``key`` and ``got`` name the config key (and its value) an
+    error blames for N.  ``per_sample`` and ``sufficient`` say which data path the
+    trial takes (neither: an exact expected risk, which holds a few numbers per cube).
+    """
+
+    N: int
+    d: int
+    K: float
+    cubes: float
+    key: str
+    got: object
+    per_sample: bool
+    sufficient: bool
 
 
 def check_memory(needs: list, runner: RunnerSettings, where: str) -> None:

@@ -50,7 +50,7 @@ SHARED_PRESENTATION = (
     "harness/__init__.py", "harness/cli.py", "harness/cluster.py", "harness/components.py",
     "harness/conf_path.py", "harness/config.py", "harness/errors.py", "harness/interrupts.py",
     "harness/kinds.py", "harness/memory.py", "harness/provenance.py", "harness/reads.py",
-    "harness/scheduler_probe.py", "harness/settings.py", "harness/store.py", "harness/store/", "harness/sweeps.py",
+    "harness/scheduler_probe.py", "harness/settings.py", "harness/store/", "harness/sweeps.py",
     "stats/", "report/", "privacy/__init__.py", "privacy/audit/",
 )
 # The module of a paper package that declares its presentation modules, and the name it uses.
@@ -110,6 +110,7 @@ def presentation_modules(paper: str) -> tuple:
             raise
         return ()
     prefix = f"{PAPERS}/{paper}/" if own else f"{paper}/"
+    # optional attribute of a paper or plug-in package: the presentation modules it declares
     return tuple(prefix + path for path in getattr(module, DECLARED, ()))
 
 
@@ -157,6 +158,7 @@ def _plugin_sources(name: str) -> list:
     """
     module = sys.modules.get(name)
     if module is not None:
+        # module introspection: a plain module has no __path__, a namespace package no __file__
         roots, origin = list(getattr(module, "__path__", None) or ()), getattr(module, "__file__", None)
     else:
         try:

@@ -37,8 +37,7 @@ class Rule(Constraint):
 
 
 def _cast(rule: Constraint, value):
-    cast = getattr(rule, "cast", None)
-    return cast(value) if cast is not None else value
+    return rule.cast(value) if rule.cast is not None else value
 
 
 def sweep_values(key: str, values, rule: Constraint, example: str | None = None,

@@ -154,7 +154,7 @@ def mean_of_n_labels(counts, noise_variance: float = 0.0, T=None) -> CubeMeanMom
     return CubeMeanMoments(T, P, P - inv, inv, noise_variance * inv)
 
 
-# the component group of the label-privacy mechanisms, the one conf/mechanism/*.yaml name by _target_
+# the component group of the label-privacy mechanisms, the one conf/table1/mechanism/*.yaml name by _target_
 MECHANISMS = "mechanism"
 
 
@@ -264,6 +264,18 @@ class Mechanism(Component, ABC):
         clipping and noise.  A public concrete subclass that overrides one is refused
         when it is defined, so no mechanism a config can name skips the checks
         (``_…`` classes — planted mutants, test fixtures — are not registered).
+    exact_cube_mean : bool
+        Whether it states the moments of the cube mean it releases given a cube
+        count (``cube_mean_moments(counts, N, h, d)`` → :class:`CubeMeanMoments`):
+        what an exact expected risk of a cube mean needs.
+    exact_report : bool
+        Whether it states the moments of one report (``report_moments()`` →
+        :class:`CubeMeanMoments`): what an exact expected kNN risk needs.
+    exact_choice : bool
+        Whether it states the law of the class it picks on one cube
+        (``argmax_choice_law(N, mass, K)`` →
+        :class:`~labeldp_sim.privacy.choice_law.ChoiceLaw`): what an exact expected
+        argmax risk needs.
     """
 
     group = None  # no registry lists this base: each protocol names its group
@@ -275,6 +287,9 @@ class Mechanism(Component, ABC):
     T = None  # clipping level of mechanisms that clip
     max_epsilon: float = math.inf
     epsilon_limit: str = ""
+    exact_cube_mean: ClassVar[bool] = False
+    exact_report: ClassVar[bool] = False
+    exact_choice: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         # before the registry sees the class: a refused class must not be listed
@@ -300,6 +315,20 @@ class Mechanism(Component, ABC):
         """
         return None
 
+    def trial_needs(self, size) -> list:
+        """The arrays this mechanism adds to one trial of ``size`` (a
+        :class:`~labeldp_sim.harness.memory.TrialSize`), as
+        :class:`~labeldp_sim.harness.memory.Need` lower bounds.  The default: none beyond
+        the estimator's (its reports are no larger than the labels, or come in chunks).
+        """
+        return []
+
+    def fixed_noise_scale(self, N, h, d):
+        """The one noise scale a central release adds to every cube at N samples and cube side h
+        in d dimensions, where it does not depend on the data (it must stay finite and > 0 for
+        an exact risk, which squares the estimates); None (this default) where there is none."""
+        return None
+
     def __repr__(self):
         return f"{type(self).__name__}(epsilon={self.epsilon})"
 
@@ -309,6 +338,7 @@ def audit_recipe(module: str, function: str, with_class: bool = False) -> classm
     ``with_class``): named, like a config's ``_target_``, and imported only when the audit asks —
     the audit's machinery stays out of every run's start-up, and no module imports its recipes'."""
     def audit_cases(cls, eps):
+        # a function named as a string (like a _target_), resolved when the audit asks
         recipe = getattr(importlib.import_module(module), function)
         return recipe(cls, eps) if with_class else recipe(eps)
 
@@ -318,6 +348,7 @@ def audit_recipe(module: str, function: str, with_class: bool = False) -> classm
 
 def _abstract_methods(cls) -> set:
     """The abstract methods ``cls`` leaves unimplemented (ABCMeta has not computed them yet)."""
+    # class introspection: ABCMeta sets __abstractmethods__ only after __init_subclass__
     return {name for name in dir(cls) if getattr(getattr(cls, name, None), "__isabstractmethod__", False)}
 
 
@@ -458,6 +489,7 @@ class NoPrivacy(CubeSumMechanism, NoisyLabel):
     name = "none"
     privacy = NONE
     tasks = ("classification", "regression")
+    exact_cube_mean = exact_report = exact_choice = True
     parameters = {"epsilon": Nullable(epsilon_parameter(), "no budget: any one given is not spent")}
     audit_cases = audit_recipe("labeldp_sim.privacy.audit.registry", "nothing_claimed")  # no row
 

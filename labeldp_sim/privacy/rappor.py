@@ -14,10 +14,11 @@ import numpy as np
 
 from labeldp_sim.privacy.choice_law import ChoiceLaw
 from labeldp_sim.harness.errors import check
+from labeldp_sim.harness.memory import Need
 from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
 from labeldp_sim.privacy.protocols import LABEL_LOCAL, CubeSumMechanism, require_K, audit_recipe, check_classes, epsilon_parameter
 
-__all__ = ["RAPPOR", "bit_sums", "RAPPOR_LIMIT"]
+__all__ = ["RAPPOR", "bit_sums", "bit_report_needs", "RAPPOR_LIMIT"]
 
 # why RAPPOR and joint RAPPOR refuse a larger ε (the refusal's one line says it)
 RAPPOR_LIMIT = ("beyond it 1 − p = 1/(e^(ε/2)+1), drawn on the 2^-53 grid of uniforms in each of the two bits "
@@ -43,6 +44,20 @@ def bit_sums(bits, cells, n_cells):
     counts = np.bincount(pair, minlength=n_cells << K).reshape(n_cells, 1 << K)
     pattern_bits = (np.arange(1 << K)[:, None] >> np.arange(K)) & 1  # (2^K, K)
     return counts @ pattern_bits
+
+
+def bit_report_needs(size, width) -> list:
+    """What RAPPOR-style bit reports hold in a per-sample trial of ``size``: all N × K bits and
+    their uniforms (9 B each), or ``width`` reports × cubes × K at a time when they come in chunks."""
+    if not size.per_sample:
+        return []  # the sufficient path draws the bit sums per cube (binomials), no report
+    K, cubes, key_K = size.K, size.cubes, {"distribution.K": (int(size.K), size.K)}
+    if width:
+        return [Need(9.0 * min(float(width), float(size.N)) * cubes * K, f"{width:,} reports × {cubes:,.0f} "
+                     f"cubes × K = {K:,.0f} bits and uniforms (mechanism.chunk)",
+                     {size.key: (size.got, cubes), **key_K, "mechanism.chunk": (width, float(width))})]
+    return [Need(9.0 * float(size.N) * K, f"N × K = {size.N:,} × {K:,.0f} report bits and uniforms",
+                 {size.key: (size.got, float(size.N)), **key_K})]
 
 
 class RAPPOR(CubeSumMechanism):
@@ -75,6 +90,7 @@ class RAPPOR(CubeSumMechanism):
 
     name = "rappor"
     privacy = LABEL_LOCAL
+    exact_choice = True
     max_epsilon = RAPPOR_EPSILON_LIMIT
     epsilon_limit = RAPPOR_LIMIT
     parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit)}
@@ -90,6 +106,10 @@ class RAPPOR(CubeSumMechanism):
         probs = np.full((len(y), require_K(K)), self.q)
         probs[np.arange(len(y)), check_classes(y, K)] = self.p
         return probs
+
+    def trial_needs(self, size) -> list:
+        """A per-sample trial holds all N × K report bits and their uniforms (9 B each)."""
+        return bit_report_needs(size, None)
 
     def _report(self, y, rng, *, K, cells=None, n_cells=None):
         """Bits Z(j) = 1{U_j < p} for j = y and 1{U_j < q} otherwise, U i.i.d. uniform, (11).

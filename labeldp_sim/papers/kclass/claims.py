@@ -115,7 +115,7 @@ class Claim:
     """One claim of papers/002 and how it is checked.
 
     ``key`` is a short id (e.g. ``"fig2a-va-vs-alibi-wide"``); ``figure`` the experiment it is
-    checked on (``conf/experiment/<figure>.yaml``); ``claim`` the words, quoted or paraphrased,
+    checked on (``conf/kclass/experiment/<figure>.yaml``); ``claim`` the words, quoted or paraphrased,
     and ``source`` where the paper makes them; ``axis`` the summary column of the x values
     ("K" or "eps"); ``checks`` its contrasts (:class:`Check`); ``rule`` the comparison in words
     and the threshold's justification; ``notes`` anything else.

@@ -32,7 +32,7 @@ from labeldp_sim.harness.components import Interval, Options
 from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
                            eps_allowed, validate_common)
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
-from labeldp_sim.harness.kinds import JobSpec
+from labeldp_sim.harness.kinds import JobSpec, code_packages
 from labeldp_sim.harness.points import keyed_rng
 from labeldp_sim.harness.runner import Plan
 from labeldp_sim.harness.store import Column, Schema
@@ -42,8 +42,6 @@ from labeldp_sim.papers.kclass.methods import max_epsilon, method_classes, metho
 
 # the class spread σ: σ² and 1/(2σ²) stay normal float64 numbers in between
 SIGMA_MIN, SIGMA_MAX = 1e-150, 1e150
-# the code K-class trials run, besides the core and privacy (see core.provenance)
-PACKAGES = ("kclass",)
 
 __all__ = ["KClassSpec", "DigitsSpec", "validate_kclass", "validate_digits", "KClassPlan", "DigitsPlan"]
 
@@ -95,7 +93,6 @@ class KClassSpec(JobSpec):
     trials: int
     split: float
     methods: list[str]
-    packages: tuple = PACKAGES
 
 
 # what a value of kclass.K and of digits.eps may be (the methods: those registered, see _methods)
@@ -106,6 +103,12 @@ EPS_RULE = Rule(lambda e: is_number(e) and EPS_MIN <= e <= EPS_MAX, eps_allowed(
 def _methods(key: str, names) -> list:
     """``kclass.methods`` / ``digits.methods``: distinct names of registered methods."""
     return [str(m) for m in sweep_values(key, names, Options(*method_classes()), f"{key}=[rr,alibi]")]
+
+
+def _packages(names) -> tuple:
+    """The packages whose code the methods ``names`` run (:func:`~labeldp_sim.harness.kinds.code_packages`)."""
+    table = method_classes()
+    return code_packages("kclass", [table[name] for name in names])
 
 
 def _staged(names) -> bool:
@@ -164,7 +167,7 @@ def validate_kclass(cfg) -> KClassSpec:
     check_memory(kclass_trial_needs(int(N), int(k), int(kc["n_test"]), max(int(K) for K in K_values),
                                     float(split), names), basics.runner, f"at K = {max(K_values)}")
     check_plan_size(len(K_values) * int(kc["trials"]) * len(names), "kclass.trials", kc["trials"], basics.runner)
-    return KClassSpec.of(basics, cfg, PACKAGES, K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
+    return KClassSpec.of(basics, cfg, _packages(names), K_values=[int(K) for K in K_values], sigma=sigma, N=int(N),
                          k=int(k), eps=float(eps), n_test=int(kc["n_test"]), trials=int(kc["trials"]),
                          split=float(split), methods=names)
 
@@ -231,7 +234,6 @@ class DigitsSpec(JobSpec):
     k: int
     split: float
     methods: list[str]
-    packages: tuple = PACKAGES
 
 
 def validate_digits(cfg) -> DigitsSpec:
@@ -270,7 +272,7 @@ def validate_digits(cfg) -> DigitsSpec:
         raise ConfigError("digits.split", split, f"values with round(split*{train}) < {train} "
                           "(LP-2ST privatizes the rest of the training set in stage 2)")
     check_plan_size(len(eps) * int(splits) * len(names), "digits.splits", splits, basics.runner)
-    return DigitsSpec.of(basics, cfg, PACKAGES, eps=[float(e) for e in eps], splits=int(splits),
+    return DigitsSpec.of(basics, cfg, _packages(names), eps=[float(e) for e in eps], splits=int(splits),
                          test_fraction=float(fraction), k=int(k), split=float(split), methods=names)
 
 

@@ -9,6 +9,7 @@ hooks of the core's one run template
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from labeldp_sim.harness.kinds import ExperimentKind, register
@@ -17,16 +18,18 @@ from labeldp_sim.harness.reads import Unread
 __all__ = ["KClassKind", "DigitsKind"]
 
 
-def _experiments(name: str):
-    from labeldp_sim.papers.kclass import experiments
+def _lazy(module: str, name: str):
+    """``name`` of ``labeldp_sim.papers.kclass.<module>``, imported when a run first asks."""
+    # a kind names its hooks as strings so that importing the package (every worker does) stays light
+    return getattr(importlib.import_module(f"labeldp_sim.papers.kclass.{module}"), name)
 
-    return getattr(experiments, name)
+
+def _experiments(name: str):
+    return _lazy("experiments", name)
 
 
 def _report(name: str):
-    from labeldp_sim.papers.kclass import report
-
-    return getattr(report, name)
+    return _lazy("report", name)
 
 
 class _AccuracyKind(ExperimentKind):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeldp_sim.harness.errors import ConfigError, check
+from labeldp_sim.harness.memory import Need
 from labeldp_sim.privacy.grid import RR_EPSILON_LIMIT
 from labeldp_sim.privacy.protocols import (LABEL_LOCAL, CubeSumMechanism, LocalMechanism, cube_label_counts,
                                  require_K, audit_recipe, check_classes, check_finite, epsilon_parameter,
@@ -65,6 +66,13 @@ class RandomizedResponse(_RRBudget, CubeSumMechanism):
 
     name = "rr"
     audit_cases = audit_recipe(AUDIT, "rr_audit")
+
+    def trial_needs(self, size) -> list:
+        """Every trial that draws data holds the K × K transition matrix (:meth:`transition_matrix`)."""
+        if not (size.per_sample or size.sufficient):
+            return []
+        return [Need(8.0 * size.K * size.K, f"the K × K = {size.K:,.0f}² randomized-response matrix",
+                     {"distribution.K": (int(size.K), size.K)})]
 
     def keep_probability(self, K):
         e = np.exp(self.epsilon)
@@ -189,6 +197,13 @@ class ALIBI(CubeSumMechanism):
     def __init__(self, epsilon):
         super().__init__(epsilon)
         self.scale = noise_scale(2.0, self.epsilon, "2/ε")
+
+    def trial_needs(self, size) -> list:
+        """A per-sample trial holds the N noisy one-hots (N × K float64) and their noise."""
+        if not size.per_sample:
+            return []
+        return [Need(16.0 * float(size.N) * size.K, f"N × K = {size.N:,} × {size.K:,.0f} noisy one-hots (float64)",
+                     {size.key: (size.got, float(size.N)), "distribution.K": (int(size.K), size.K)})]
 
     def location(self, y, K):
         """The Laplace location of each report: OneHot(y), shape (len(y), K)."""

@@ -2,7 +2,7 @@
 
 One function per mechanism class (``joint_rappor_audit``, ``exponential_audit``...), which
 the class's ``audit_cases`` returns: its real cases as the product builds them
-(``conf/mechanism/*.yaml``), its planted mutants and its careless inputs.
+(``conf/table1/mechanism/*.yaml``), its planted mutants and its careless inputs.
 ``labeldp-sim audit`` runs them with every other registered mechanism's.  The method of
 each exact check is described in :mod:`labeldp_sim.privacy.audit`.
 """
@@ -326,7 +326,7 @@ LAPLACE_CUBE_FULL = Recipe(FULL_NB + ": moved between cubes of n around n_0 (and
 JOINT_LAPLACE = Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
                        _joint_laplace_exact, _draw_joint_laplace)
 
-# Each function below is the audit of one class, as the product builds it (conf/mechanism/*.yaml):
+# Each function below is the audit of one class, as the product builds it (conf/table1/mechanism/*.yaml):
 # its real cases, its planted mutants, and careless inputs to it — each must be refused in one
 # line naming the argument.
 

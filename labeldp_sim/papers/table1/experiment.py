@@ -19,11 +19,13 @@ from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_
                            check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
                            root_value, validate_common)
 from labeldp_sim.harness.errors import ConfigError, check, first_line, is_int, is_number
-from labeldp_sim.harness.kinds import get_kind
+from labeldp_sim.harness.kinds import code_packages, get_kind
 from labeldp_sim.harness.reads import settings_key
 from labeldp_sim.harness.sweeps import Rule, sweep_mapping, sweep_values
 from labeldp_sim.papers.table1.groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
-                     clip_level, code_packages, group_class, mismatch, probe_mechanism)
+                     clip_level, group_class, mismatch, probe_mechanism)
+from labeldp_sim.harness.memory import TrialSize
+from labeldp_sim.papers.table1.paths import DataPath
 from labeldp_sim.papers.table1.points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from labeldp_sim.papers.table1.theory import CELLS, Cell
 
@@ -54,7 +56,7 @@ class Experiment:
     points : list of :class:`~labeldp_sim.grid.Point`
     reps, reps_per_d : replicates per point (``reps_per_d[d]`` overrides ``reps``)
     seed : root seed
-    path : ``runner.path`` (auto, per_sample or sufficient)
+    path : ``runner.path`` as a :class:`~.paths.DataPath` (auto, per_sample, sufficient or exact)
     runner : :class:`RunnerSettings`
     results_dir : ``paths.results_dir`` (validated, not created)
     config_key : :func:`~labeldp_sim.provenance.config_key` of everything that
@@ -73,7 +75,7 @@ class Experiment:
     reps: int
     reps_per_d: dict
     seed: int
-    path: str
+    path: DataPath
     runner: RunnerSettings
     results_dir: Path
     config_key: str
@@ -85,7 +87,7 @@ class Experiment:
     def replicates(self, point: Point) -> int:
         """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``; one exact entry
         on the exact path."""
-        if self.trial_path(point) == "exact":
+        if self.trial_path(point) is DataPath.EXACT:
             return 1
         return self.reps_per_d.get(point.d, self.reps)
 
@@ -95,25 +97,26 @@ class Experiment:
 
     def exact_possible(self) -> bool:
         """Whether ``runner.path`` (exact or auto) takes exact expected risks at every point."""
-        return self.path in ("exact", "auto") and self.exact_everywhere()
+        return self.path in (DataPath.EXACT, DataPath.AUTO) and self.exact_everywhere()
 
     def exact_at(self, point: Point) -> bool:
         """Whether the estimator states the exact expected risk at ``point`` (its family and mechanism)."""
         return bool(self.estimator.exact_for(self.distributions[point.d], self.mechanisms[point.id]))
 
-    def trial_path(self, point: Point) -> str:
+    def trial_path(self, point: Point) -> DataPath:
         """The path a point's trials use: ``auto`` takes the exact expected risk where the estimator
         states one, else sufficient statistics when both the distribution and the estimator have them."""
-        if self.path == "auto" and self.exact_at(point):
-            return "exact"
-        if self.path != "auto":
+        if self.path is not DataPath.AUTO:
             return self.path
-        return "sufficient" if _sufficient_possible(self.distributions[point.d], self.estimator) else "per_sample"
+        if self.exact_at(point):
+            return DataPath.EXACT
+        if _sufficient_possible(self.distributions[point.d], self.estimator):
+            return DataPath.SUFFICIENT
+        return DataPath.PER_SAMPLE
 
 
 def _sufficient_possible(distribution, estimator) -> bool:
-    return bool(getattr(distribution, "supports_sufficient", False)
-                and getattr(estimator, "supports_sufficient", False))
+    return bool(distribution.supports_sufficient and estimator.supports_sufficient)
 
 
 # what a swept or fixed value of each axis may be
@@ -193,12 +196,11 @@ def _check_noise_scale(mech, pt: Point, mech_node: dict) -> None:
     """A central full-DP cube mean's noise scale 6T/(n_0 ε), n_0 = n0_fraction · N h^d, must be > 0
     and at most :data:`MAX_NOISE_SCALE` at every point: the exact risk squares the released
     estimates, which overflow to inf (NaN risks, found only after the trials ran) beyond it."""
-    if getattr(mech, "protection", None) != "features+label" or not hasattr(mech, "n0"):
-        return
     try:
         with np.errstate(all="raise"):
-            n0 = mech.n0(pt.N, 1.0 / pt.G_est, pt.d)
-            scale = 6.0 * mech.T / (n0 * mech.epsilon)
+            scale = mech.fixed_noise_scale(pt.N, 1.0 / pt.G_est, pt.d)
+        if scale is None:
+            return  # the noise follows each cube's count: nothing fixed to bound here
         ok = bool(0 < scale <= MAX_NOISE_SCALE)  # the risk squares the estimates: they must stay finite
     except (ConfigError, *FLOAT_ERRORS):
         ok = False
@@ -230,11 +232,11 @@ def _smallest_N(estimator, cell: Cell, eps: float, beta: float, d: int, p: float
 
 def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float) -> ConfigError:
     """k > N at a grid point: a fixed ``estimator.k`` is to blame, else the point's N (or ε)."""
-    if getattr(estimator, "k", None) is not None:
+    if estimator.k is not None:  # only kNN estimators reach here (tuning k)
         return ConfigError("estimator.k", k, f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
     smallest = _smallest_N(estimator, cell, pt.eps, beta, pt.d, p)
     if smallest is None:
-        return ConfigError("estimator.k_scale", getattr(estimator, "k_scale", None),
+        return ConfigError("estimator.k_scale", estimator.k_scale,
                            f"values giving k <= N at some N <= 2**53 (k = k_scale·N·h^d; k = {k:,} neighbours "
                            f"at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
     at_least = f"N >= {smallest:,} at d = {pt.d}, eps = {pt.eps:g}"
@@ -269,7 +271,7 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         classes[group] = group_class(group, nodes[group])
         check_node(group, nodes[group], classes[group])
     grid = _validate_grid(cfg)
-    path = str(cfg.runner.path)  # checked against PATHS by validate_runner
+    path = DataPath(str(cfg.runner.path))  # checked against PATHS by validate_runner
 
     distributions = {int(d): build_object("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
     first = next(iter(distributions.values()))
@@ -279,7 +281,7 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
                         cell, name, lambda c: c.task == first.task)
 
     estimator = build_object("estimator", nodes["estimator"])
-    est_tasks = getattr(estimator, "tasks", ())
+    est_tasks = estimator.tasks
     if cell.task not in est_tasks:
         raise mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
                         cell, name, lambda c: c.task in est_tasks)
@@ -341,15 +343,15 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
     for pt in points:
         _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
-    if not _sufficient_possible(first, estimator) and path == "sufficient":
+    if not _sufficient_possible(first, estimator) and path is DataPath.SUFFICIENT:
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
-    if path == "per_sample" or (path != "exact" and not _sufficient_possible(first, estimator)):
+    if path is DataPath.PER_SAMPLE or (path is not DataPath.EXACT and not _sufficient_possible(first, estimator)):
         too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
-        check(not too_big, "runner.path", path,
+        check(not too_big, "runner.path", str(path),
               f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
 
-    packages = code_packages(classes)
+    packages = code_packages("table1", classes.values())
     exp = Experiment(
         name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
         estimator=estimator, points=points, reps=int(grid["reps"]),
@@ -359,7 +361,7 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
         tol=basics.tol, min_points=basics.min_points,
     )
-    check(path != "exact" or exp.exact_everywhere(), "runner.path", path,
+    check(path is not DataPath.EXACT or exp.exact_everywhere(), "runner.path", str(path),
           f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
           f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
     if not snapped and exp.exact_possible():
@@ -374,94 +376,27 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     return exp
 
 
-def relevant_cubes(dist, G: int, G_est: int, d: int) -> float:
-    """Fewest estimator cubes a classification cell model lists (the bump cubes they meet).
-
-    Each of the m bumps (cubes of side 1/G) meets (G_est // G)^d estimator cubes
-    when G_est >= G; else an estimator cube holds at most ⌈G/G_est⌉^d bumps.
-    Families without bumps list every cube.
-    """
-    cubes = float(G_est) ** d
-    if not hasattr(dist, "bump_cubes"):
-        return cubes
-    m = float(dist.n_bumps(G))
-    if G_est >= G:
-        return min(cubes, m * float(G_est // G) ** d)
-    return min(cubes, max(1.0, np.ceil(m / float(-(-G // G_est)) ** d)))
-
-
-def trial_needs(exp: Experiment, pt: Point, path: str | None = None, G_inst: int | None = None) -> list:
+def trial_needs(exp: Experiment, pt: Point, path: DataPath | None = None, G_inst: int | None = None) -> list:
     """The arrays one trial at ``pt`` holds, as lower bounds (:class:`~labeldp_sim.harness.config.Need`).
 
-    By estimator and data path: kNN test points (n_test × (d + 2) float64, 8 times
-    that on the marginal-law path) and, per sample, the N samples (N × (d + 1)
-    float64: features and cube index) and each KD-tree query
-    chunk (256 × k × 24 B); cube estimators per sample hold the samples and
-    the per-cube counts (G_est^d cubes × K classes × 8 B; RAPPOR's N × K
-    reports, 9 B each, when it does not work in chunks), on the sufficient path
-    the cell model (regression: 9 float64 per cube; classification: 4 arrays of
-    relevant cubes × K) and, for K-ary randomized response, its K × K matrix.
+    The N samples on the per-sample path (N × (d + 1) float64: features and cube
+    index), then what the estimator and the mechanism each declare for the
+    trial's :class:`~labeldp_sim.harness.memory.TrialSize` (their ``trial_needs``:
+    kNN test points and query chunks, per-cube counts or the cell model, report
+    bits or one-hots, the randomized-response matrix...).  ``G_inst`` is the
+    instance's cube count (default: the point's G).
     """
     dist, mech, est = exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator
-    path = path or exp.trial_path(pt)
-    if path == "exact":
+    path = DataPath(path or exp.trial_path(pt))
+    if path is DataPath.EXACT:
         return []  # an expected risk in closed form holds a few numbers per cube count
     key, got = _point_key(pt)
     if pt.axis == "eps":  # the size comes from the sweep's fixed N
         key, got = "grid.sweeps.eps.N", pt.N
-    d, N = pt.d, float(pt.N)
-    K = float(getattr(dist, "K", 0) or 0)
-    K_key = {"distribution.K": (int(K), K)}
-    cubes = float(pt.G_est) ** d
+    size = TrialSize(N=pt.N, d=pt.d, K=float(dist.K or 0), cubes=float(pt.G_est) ** pt.d, key=key, got=got,
+                     per_sample=path is DataPath.PER_SAMPLE, sufficient=path is DataPath.SUFFICIENT)
     needs = []
-    if path == "per_sample":
-        needs.append(Need(8.0 * N * (d + 1), f"N = {pt.N:,} samples × (d + 1) float64", {key: (got, N)}))
-    if hasattr(est, "neighbours"):
-        n_test = float(est.n_test)
-        # the marginal-law path draws each test point's estimate from per-query arrays: 8 (d + 2) float64
-        per_query = 8 if path == "sufficient" else 1
-        needs.append(Need(8.0 * per_query * n_test * (d + 2), f"n_test = {est.n_test:,} test points × "
-                          f"{per_query * (d + 2)} float64", {"estimator.n_test": (est.n_test, n_test)}))
-        if path == "sufficient" and est.k is None:
-            # the marginal law sums over the M^d bump-column tuples each query's box meets
-            # (knn_marginal._tuple_signs: int64 and float64); the law's k gives boxes of about one
-            # bump side, which straddle a column boundary on some axis of some query: M >= 2
-            needs.append(Need(16.0 * n_test * 2.0 ** d, f"n_test × 2^d = {est.n_test:,} × {2 ** d:,} bump-column "
-                              "tuples (int64 and float64)", {"estimator.n_test": (est.n_test, n_test),
-                                                              "grid.d": (d, 2.0 ** d)}))
-        if path == "per_sample" and d >= 2:
-            k_key = {"estimator.k": (est.k, float(est.k))} if est.k is not None else {key: (got, pt.k)}
-            needs.append(Need(24.0 * min(256.0, n_test) * pt.k, f"k = {pt.k:,.0f} neighbours × 256 queries × 24 B",
-                              k_key))
-        return needs
-    cube_key = {key: (got, cubes)}
-    if exp.cell.task == "classification":
-        if path == "per_sample":
-            needs.append(Need(8.0 * cubes * K, f"{cubes:,.0f} cubes × K = {K:,.0f} classes of counts (int64)",
-                              {**cube_key, **K_key}))
-            width = getattr(mech, "chunk", None)
-            if hasattr(mech, "bit_probabilities"):  # RAPPOR's bits: all reports at once, or in chunks
-                if width:
-                    needs.append(Need(9.0 * min(float(width), N) * cubes * K, f"{width:,} reports × {cubes:,.0f} "
-                                      f"cubes × K = {K:,.0f} bits and uniforms (mechanism.chunk)",
-                                      {**cube_key, **K_key, "mechanism.chunk": (width, float(width))}))
-                else:
-                    needs.append(Need(9.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} report bits and uniforms",
-                                      {key: (got, N), **K_key}))
-            elif hasattr(mech, "soft_labels"):  # ALIBI: a noisy one-hot per report
-                needs.append(Need(16.0 * N * K, f"N × K = {pt.N:,} × {K:,.0f} noisy one-hots (float64)",
-                                  {key: (got, N), **K_key}))
-        else:
-            R = relevant_cubes(dist, G_inst or pt.G, pt.G_est, d)
-            needs.append(Need(32.0 * R * K, f"{R:,.0f} relevant cubes × K = {K:,.0f} classes × 4 float64 arrays",
-                              {key: (got, R), **K_key}))
-        if hasattr(mech, "transition_matrix") and hasattr(mech, "keep_probability"):
-            needs.append(Need(8.0 * K * K, f"the K × K = {K:,.0f}² randomized-response matrix", K_key))
-    else:
-        needs.append(Need((9.0 if path != "per_sample" else 3.0) * 8.0 * cubes,
-                          f"{cubes:,.0f} estimator cubes × float64 arrays", cube_key))
-        width = getattr(mech, "chunk", None)
-        if path == "per_sample" and width and not hasattr(mech, "bit_probabilities"):
-            needs.append(Need(32.0 * min(float(width), N) * cubes, f"{width:,} reports × 2 × {cubes:,.0f} cubes "
-                              "× 2 float64 (mechanism.chunk)", {**cube_key, "mechanism.chunk": (width, width)}))
-    return needs
+    if size.per_sample:
+        N = float(pt.N)
+        needs.append(Need(8.0 * N * (pt.d + 1), f"N = {pt.N:,} samples × (d + 1) float64", {key: (got, N)}))
+    return needs + est.trial_needs(size, pt, dist, G_inst or pt.G) + mech.trial_needs(size)

@@ -23,12 +23,10 @@ from omegaconf import OmegaConf
 from labeldp_sim.harness.components import build, check_arguments, component_class
 from labeldp_sim.harness.config import conf_file, group_options
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
-from labeldp_sim.harness.provenance import package_of
 from labeldp_sim.papers.table1.theory import CELLS, Cell
 
 __all__ = ["OBJECT_GROUPS", "FROM_GRID", "group_class", "check_node", "build_object", "clip_level",
-           "probe_mechanism", "check_mechanism_fits", "check_accepts", "check_name", "mismatch",
-           "code_packages"]
+           "probe_mechanism", "check_mechanism_fits", "check_accepts", "check_name", "mismatch"]
 
 OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
 # constructor arguments that come from the grid, never from the group's node
@@ -97,7 +95,7 @@ def clip_level(mech_node: dict, distribution, h: float):
         # checked even where bounded labels make it unused: a bad value is never accepted silently
         scale = mech_node.get("T_scale", 1.0)
         check(is_number(scale) and scale > 0, "mechanism.T_scale", scale, "a finite number > 0")
-        bound = getattr(distribution, "label_bound", None)
+        bound = distribution.label_bound
         if bound is not None:
             return bound
         check(T is not None, "mechanism.T", None, "a clipping level > 0 or 'theory' (labels are not bounded)")
@@ -140,14 +138,14 @@ def check_accepts(estimator, est_name, mech_node: dict, cell: Cell) -> None:
     statistics or takes a central release.  Any other pairing would run the
     estimator on data the mechanism never privatized.
     """
-    accepts = getattr(estimator, "accepts", None)
+    accepts = estimator.accepts
     check(isinstance(accepts, tuple) and accepts, "estimator", est_name,
           "an estimator declaring the mechanism protocols it accepts (`accepts`)")
     mech = probe_mechanism(mech_node)
     if isinstance(mech, accepts):
         return
     fitting = _options_that("estimator", lambda other: cell.task in other.tasks
-                            and isinstance(mech, getattr(other, "accepts", ())))
+                            and isinstance(mech, other.accepts))
     raise ConfigError("estimator", est_name, fitting or
                       f"an estimator accepting a {type(mech).__name__} ({mech.privacy})")
 
@@ -169,7 +167,7 @@ def mismatch(group: str, got, allowed, cell: Cell, name: str, fits) -> ConfigErr
 def check_mechanism_fits(mech, label, cell: Cell, name: str) -> None:
     """The mechanism's task and privacy model must be the cell's; else ``mechanism`` is blamed
     (or ``cell``, when the user moved the cell away from one the mechanism fits)."""
-    mech_tasks, mech_privacy = getattr(mech, "tasks", ()), getattr(mech, "privacy", None)
+    mech_tasks, mech_privacy = mech.tasks, mech.privacy
     if cell.task not in mech_tasks or mech_privacy != cell.privacy:
         matching = _options_that("mechanism", lambda m: m.privacy == cell.privacy and cell.task in m.tasks,
                                  probe_mechanism)
@@ -198,11 +196,3 @@ def check_name(group: str, node: dict) -> None:
     if same and label not in same:
         raise ConfigError(f"{group}.name", label, f"{', '.join(same)} (the name labels the outputs and comes "
                           f"with the {group} choice: to run another {group}, choose {group}=<name>)")
-
-
-def code_packages(classes: dict) -> tuple:
-    """The paper packages whose code a trial runs: table1, plus the package of each group's class
-    (Table I cells may use K-class mechanisms such as RR; a class outside labeldp_sim brings its
-    own package, a plug-in)."""
-    packages = {"table1"} | {package_of(cls.__module__) for cls in classes.values()}
-    return tuple(sorted(packages - {None}))

@@ -14,6 +14,7 @@ from labeldp_sim.harness.kinds import ExperimentKind, register
 from labeldp_sim.harness.reads import Unread
 from labeldp_sim.report.figures import write_figure
 from labeldp_sim.harness.store import atomic_write, staged
+from labeldp_sim.papers.table1.paths import DataPath
 
 __all__ = ["RatesKind"]
 
@@ -46,7 +47,7 @@ class RatesKind(ExperimentKind):
 
     def unread(self, cfg, spec=None) -> dict:
         unread = {"law_free": Unread("the default (law_free.* is read with mode=law_free only)")}
-        if spec is not None and all(spec.trial_path(pt) == "exact" for pt in spec.points):
+        if spec is not None and all(spec.trial_path(pt) is DataPath.EXACT for pt in spec.points):
             for key in ("grid.reps", "grid.reps_per_d"):
                 unread[key] = Unread("one exact expected risk per point on the exact path", refuse=False)
         return unread

@@ -17,7 +17,7 @@ To add a mechanism: subclass a protocol, implement its abstract methods, state
 ``privacy``/``tasks`` and the proof, declare ``parameters`` (its keyword parameters
 and what each accepts) and ``audit_cases`` (what the privacy audit runs for it: the
 recipes here are in :mod:`labeldp_sim.papers.table1.audit`, a new class may state its own
-inline); add ``conf/mechanism/<name>.yaml``.  The audit and the tests iterate the
+inline); add ``conf/table1/mechanism/<name>.yaml``.  The audit and the tests iterate the
 registries and the configs (``tests/test_paths.py`` runs both paths of every config),
 so nothing else is edited.
 """
@@ -29,12 +29,13 @@ import numpy as np
 from labeldp_sim.privacy.choice_law import ChoiceLaw
 from labeldp_sim.harness.components import Interval, Nullable, Options
 from labeldp_sim.harness.errors import check
+from labeldp_sim.harness.memory import Need
 from labeldp_sim.privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
                                  CentralMechanism, CubeMeanMoments, CubeSumMechanism, NoisyLabel, require_K,
                                  check_cells, mean_of_n_labels,
                                  audit_recipe, check_classes, epsilon_parameter, laplace_sum, noise_scale, shown)
 from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
-from labeldp_sim.privacy.rappor import RAPPOR, RAPPOR_LIMIT
+from labeldp_sim.privacy.rappor import RAPPOR, RAPPOR_LIMIT, bit_report_needs
 from labeldp_sim.papers.table1.noisy_ratio import floored_ratio_moments
 
 __all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
@@ -78,6 +79,7 @@ class JointRAPPOR(CubeSumMechanism):
     name = "joint_rappor"
     privacy = FULL_LOCAL
     needs_cells = True
+    exact_choice = True
     max_epsilon = RAPPOR_EPSILON_LIMIT
     epsilon_limit = RAPPOR_LIMIT
     parameters = {"epsilon": epsilon_parameter(max_epsilon, epsilon_limit), "chunk": CHUNK}
@@ -89,6 +91,10 @@ class JointRAPPOR(CubeSumMechanism):
         self.p, self.q = e / (e + 1), 1 / (e + 1)
         self.check_parameters(chunk=chunk)
         self.chunk = int(chunk)  # N × C·K bits are never held at once
+
+    def trial_needs(self, size) -> list:
+        """A per-sample trial holds ``chunk`` reports of cubes × K bits and their uniforms at a time."""
+        return bit_report_needs(size, self.chunk)
 
     def bit_probabilities(self, y, K, cells, n_cells):
         """P(bit (l, j) = 1) for each user, shape (len(y), n_cells·K)."""
@@ -167,6 +173,7 @@ class ExponentialMechanism(CentralMechanism):
 
     name = "exponential"
     privacy = LABEL_CENTRAL  # the default protection; __init__ sets the instance's
+    exact_choice = True
     epsilon_limit = ("beyond it a class one count behind has probability 1/(1+e^ε') < 2^-52, "
                      "which the Gumbel-max draw cannot represent")
     # ε' = ε/2 (label) or ε/4 (features+label): the bound on ε depends on protection, checked in __init__
@@ -237,6 +244,7 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
     name = "laplace"
     privacy = LABEL_LOCAL
     tasks = ("regression",)
+    exact_cube_mean = exact_report = True
     parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL}
     audit_cases = audit_recipe(AUDIT, "laplace_audit")
 
@@ -299,6 +307,7 @@ class LaplaceCubeMean(CentralMechanism):
 
     name = "laplace_cube"
     tasks = ("regression",)
+    exact_cube_mean = True
     parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL, "protection": PROTECTION,
                   "n0_fraction": Nullable(Interval(float, 0, 1, closed="right"), "c θ / 2 = 2^-(d+1)")}
     audit_cases = audit_recipe(AUDIT, "laplace_cube_audit")
@@ -318,6 +327,13 @@ class LaplaceCubeMean(CentralMechanism):
         check(np.isfinite(n0) and n0 > 0, "N, h, d", shown(f"N = {N}, h = {h}, d = {d}"),
               "values that make n_0 = N c θ h^d / 2 finite and > 0")
         return n0
+
+    def fixed_noise_scale(self, N, h, d):
+        """The one Laplace scale 6T/(n_0 ε) of every cube (features+label); None for label
+        protection, whose scale 2T/(n_l ε) follows each cube's count."""
+        if self.protection == "label":
+            return None
+        return 6.0 * self.T / (self.n0(N, h, d) * self.epsilon)
 
     def location_and_scale(self, data, N, h, d):
         """The law of the release: per-cube Laplace location and scale (NaN scale: released 0)."""
@@ -385,6 +401,7 @@ class JointLaplace(CubeSumMechanism):
     privacy = FULL_LOCAL
     needs_cells = True
     tasks = ("regression",)
+    exact_cube_mean = True
 
     parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL,
                   "floor_fraction": Interval(float, 0, 1, closed="right"), "chunk": CHUNK}
@@ -397,6 +414,15 @@ class JointLaplace(CubeSumMechanism):
         self.floor_fraction, self.chunk = float(floor_fraction), int(chunk)
         self.count_scale = noise_scale(4, self.epsilon, "4/ε")
         self.sum_scale = noise_scale(4 * self.T, self.epsilon, "4T/ε")
+
+    def trial_needs(self, size) -> list:
+        """A per-sample trial holds ``chunk`` reports of 2 × cubes float64 and their noise at a time."""
+        if not (size.per_sample and self.chunk):
+            return []
+        cubes = size.cubes
+        return [Need(32.0 * min(float(self.chunk), float(size.N)) * cubes, f"{self.chunk:,} reports × 2 × "
+                     f"{cubes:,.0f} cubes × 2 float64 (mechanism.chunk)",
+                     {size.key: (size.got, cubes), "mechanism.chunk": (self.chunk, self.chunk)})]
 
     def location(self, y, cells, n_cells):
         """The Laplace locations of each report: (e_l, e_l·Clip(y, T)), shape (len(y), 2, C)."""

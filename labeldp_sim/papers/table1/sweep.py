@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
+from labeldp_sim.papers.table1.paths import DataPath
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.harness.runner import Plan, execute, trial_rng
 from labeldp_sim.harness.store import STORE_NAME, Column, Schema, TrialStore
@@ -18,7 +19,7 @@ __all__ = ["SweepPlan", "run_trial", "run_sweep", "RATE_TRIALS"]
 
 
 def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, seed: int,
-              path: str) -> dict:
+              path: DataPath | str) -> dict:
     """One Monte-Carlo trial: draw η_v, the data (or its counts), fit, exact risk (8).
 
     On the ``exact`` path the one "trial" of a point is the estimator's expected risk
@@ -26,15 +27,16 @@ def run_trial(distribution, mechanism, estimator, point: Point, replicate: int, 
     form) at the point's own instance and tuning; nothing is drawn.
     """
     start = time.perf_counter()
-    if path == "exact":
-        column = TuningColumn(int(getattr(point, estimator.tuning)), mechanism, 0, 0, getattr(mechanism, "T", None))
+    path = DataPath(path)
+    if path is DataPath.EXACT:
+        column = TuningColumn(int(estimator.tuning_at(point)), mechanism, 0, 0, mechanism.T)
         risk = estimator.expected_risks(distribution, point.G, point, [column])[0]
-        return {"replicate": replicate, "excess_risk": risk, "regret_fraction": np.nan, "path": path,
+        return {"replicate": replicate, "excess_risk": risk, "regret_fraction": np.nan, "path": path.value,
                 "seconds": round(time.perf_counter() - start, 6)}
     rng = trial_rng(seed, point, replicate)
     instance = distribution.draw(rng, point.G)
     result = estimator.trial(instance, point, mechanism, rng, path)
-    return {"replicate": replicate, **result, "path": path,
+    return {"replicate": replicate, **result, "path": path.value,
             "seconds": round(time.perf_counter() - start, 6)}
 
 
@@ -70,7 +72,7 @@ def _point_columns(exp: Experiment, point: Point) -> dict:
         "beta": dist.beta,
         "gamma": dist.gamma,
         "p": dist.p,
-        "K": getattr(dist, "K", np.nan),
+        "K": np.nan if dist.K is None else dist.K,
         "N": point.N,
         "eps": point.eps,
         "N_requested": point.N_requested,

@@ -68,6 +68,14 @@ class Estimator(_Described, Component, ABC):
     group: ClassVar[str] = ESTIMATOR_GROUP
     name: str = ""
     task: str = ""
+    #: Whether it states E[error | instance] in closed form (``expected_error(inst, n, m, eps, d)``):
+    #: what ``userlevel.path: exact`` and the law-free search need.
+    exact_expected_error: ClassVar[bool] = False
+    #: Whether its sufficient path draws each group's users over the 2d coefficient signs (Kashin's
+    #: basis, d >= 2): an (n/(4d), 2d) int64 array per trial (:func:`~.experiments.trial_needs`).
+    draws_coefficient_signs: ClassVar[bool] = False
+    #: The fixed cube length of an estimator that takes one (None: tuned, or no cubes).
+    l: float | None = None
 
     @abstractmethod
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:

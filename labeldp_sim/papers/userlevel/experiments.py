@@ -34,7 +34,7 @@ from labeldp_sim.harness.components import by_name, instantiate
 from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, Need, check_memory, check_plan_size, config_node,
                            eps_allowed, validate_common)
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
-from labeldp_sim.harness.kinds import JobSpec
+from labeldp_sim.harness.kinds import JobSpec, code_packages
 from labeldp_sim.harness.points import keyed_rng
 from labeldp_sim.harness.runner import Plan
 from labeldp_sim.harness.store import Column, Schema
@@ -50,8 +50,6 @@ AXES = ("n", "m", "eps", "d")
 NODE_KEYS = ("task", "family", "estimators", "d", "trials", "path", "sweeps", "min_stage1_success")
 PATHS = ("sufficient", "per_user", "exact")  # exact: each trial is E[error | its instance] (:mod:`.exact`)
 MAX_D = 4096
-# the code user-level trials run, besides the core and privacy (see core.provenance)
-PACKAGES = ("userlevel",)
 
 
 def _registered(group: str, task: str) -> dict:
@@ -72,8 +70,7 @@ def estimators(task: str) -> dict:
 
 
 def _task_of(cls, task: str) -> bool:
-    own = getattr(cls, "task", None)
-    return own is None or own == task
+    return cls.task == task
 
 
 @dataclass(frozen=True)
@@ -89,8 +86,12 @@ class UserPoint:
     def key(self) -> str:
         return f"n{self.n}-m{self.m}-e{self.eps!r}-d{self.d}"
 
+    def coordinate(self, axis: str):
+        """The point's value on ``axis`` (n, m, eps or d), as it is stored."""
+        return {"n": self.n, "m": self.m, "eps": self.eps, "d": self.d}[axis]
+
     def value(self, axis: str) -> float:
-        return float(getattr(self, axis))
+        return float(self.coordinate(axis))
 
 
 @dataclass(kw_only=True)
@@ -120,7 +121,6 @@ class UserLevelSpec(JobSpec):
     trials: int
     path: str
     min_stage1_success: float
-    packages: tuple = PACKAGES
 
     def points(self) -> list:
         """Every distinct point of every sweep, in sweep order."""
@@ -163,7 +163,7 @@ def _sweeps(node: dict, dims: list) -> dict:
 def _size_key(axis: str, coordinate: str, pt: "UserPoint") -> dict:
     """{key: (value, size)} of one coordinate of a point of the ``axis`` sweep."""
     key = f"userlevel.sweeps.{axis}.values" if axis == coordinate else f"userlevel.sweeps.{axis}.{coordinate}"
-    value = getattr(pt, coordinate)
+    value = pt.coordinate(coordinate)
     return {key: (value, float(value))}
 
 
@@ -183,7 +183,7 @@ def trial_needs(axis: str, pt: "UserPoint", estimators: dict, path: str) -> list
     if pt.d == 1:
         needs.append(Need(16.0 * (pt.m + 1), f"the m + 1 = {pt.m + 1:,} counts a user's samples can take "
                           "(int64 and float64)", _size_key(axis, "m", pt)))
-    if pt.d >= 2 and any(getattr(est, "draws_coefficient_signs", False) for est in estimators.values()):
+    if pt.d >= 2 and any(est.draws_coefficient_signs for est in estimators.values()):
         needs.append(Need(4.0 * pt.n, f"n/(4d) = {pt.n // (4 * pt.d):,} users × 2d = {2 * pt.d} Kashin "
                           "coefficient counts (int64)", _size_key(axis, "n", pt)))
     return needs
@@ -268,11 +268,11 @@ def _point_error(err: ConfigError, axis: str, pt: "UserPoint", name: str, est, f
         return ConfigError(_coordinate_key(axis, "n"), pt.n,
                            f"{need} for estimator {name} at {others} (n = {pt.n:,}: {err.allowed})")
     if err.key in AXES:
-        return ConfigError(_coordinate_key(axis, err.key), getattr(pt, err.key),
+        return ConfigError(_coordinate_key(axis, err.key), pt.coordinate(err.key),
                            f"{err.allowed} for estimator {name} (at {where})")
-    if err.key == "l" and getattr(est, "l", None) is not None:
+    if err.key == "l" and est.l is not None:
         return ConfigError(f"userlevel.estimators.{name}.l", est.l, f"{err.allowed} at {where}")
-    return ConfigError(f"userlevel.sweeps.{axis}.values", getattr(pt, axis),
+    return ConfigError(f"userlevel.sweeps.{axis}.values", pt.coordinate(axis),
                        f"values at which estimator {name} can run (at {where} its {err.key} would be "
                        f"{err.got!r}; allowed: {err.allowed})")
 
@@ -320,7 +320,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
     path = node.get("path", "sufficient")
     check(path in PATHS, "userlevel.path", path, list(PATHS))
     if path == "exact":
-        lacking = sorted(name for name, est in built.items() if not hasattr(est, "expected_error"))
+        lacking = sorted(name for name, est in built.items() if not est.exact_expected_error)
         check(not lacking, "userlevel.path", path, f"sufficient or per_user ({', '.join(lacking)} has no exact "
               f"expected error; those that do: alg1 on two-point families, alg4, alg5)")
     floor = node.get("min_stage1_success", 0.99)
@@ -334,7 +334,7 @@ def validate_userlevel(cfg) -> UserLevelSpec:
     _check_points(sweeps, built, family)
     _check_sizes(sweeps, built, path, int(trials), basics.runner)
     return UserLevelSpec.of(
-        basics, cfg, PACKAGES, task=task, family=family, family_name=str(fam_node["name"]),
+        basics, cfg, code_packages("userlevel", [type(family), *map(type, built.values())]), task=task, family=family, family_name=str(fam_node["name"]),
         family_params=fam_params, estimators=built, rates=rates, sweeps=sweeps, trials=int(trials), path=path,
         min_stage1_success=float(floor))
 

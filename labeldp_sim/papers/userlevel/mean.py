@@ -173,6 +173,8 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
         """h = c_h·D/√m, Δ = c_Δ·D√(ln n/m): Theorem 1's at c_h = 4, c_Δ = 1 (the law-free oracle searches both)."""
         return TwoStageTuning(float(D), self.c_h * D / math.sqrt(m), self.c_delta * D * math.sqrt(math.log(max(n, 1)) / m))
 
+    exact_expected_error = True
+
     def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
         """E(μ̂ − μ)² on a two-point instance (Y = X̄ binomial), :func:`~.exact.alg1_expected_error`."""
         n, m, eps, d = int(n), int(m), float(eps), int(d)

@@ -326,6 +326,8 @@ class Algorithm4(_CubeProtocol):
                     sign_errors=int(np.sum((q_hat < 0) != (mom.q < 0))))
         return info
 
+    exact_expected_error = True
+
     def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
         """E(R − R* | instance) with q̂_b normal (:func:`~.exact.classification_risk`), and the tuning."""
         mom, info, sd_q, _ = self._decoded_sds(inst, n, m, eps, d)
@@ -391,6 +393,8 @@ class Algorithm5(_CubeProtocol):
                     p_hat_1=float(p_hat[0]), p_1=float(mom.p[0]), T=self.T,
                     bias2=regression_risk(mom.q / mom.p, mom), nonpositive_p=int(np.sum(p_hat <= 0)))
         return info
+
+    exact_expected_error = True
 
     def expected_error(self, inst: LabelInstance, n, m, eps, d) -> dict:
         """E(∫(η̂ − η)²f | instance) with q̂_b, p̂_b normal (:func:`~.exact.regression_risk_gaussian`)."""

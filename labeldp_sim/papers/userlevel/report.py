@@ -123,7 +123,7 @@ def fit_userlevel(spec, summary: pd.DataFrame) -> pd.DataFrame:
         for rank, name in enumerate(spec.rates[estimator]):
             rate = RATES[name]
             row = {"experiment": spec.name, "family": spec.family_name,
-                   "minimax_hard": bool(getattr(spec.family, "minimax_hard", False)), "estimator": estimator,
+                   "minimax_hard": bool(spec.family.minimax_hard), "estimator": estimator,
                    "axis": axis, "d": int(point["d"]) if axis != "d" else 0,
                    "fixed": ", ".join(f"{k}={v:g}" for k, v in fixed.items() if k in ("n", "m", "eps", "d")),
                    "rate": rate.name, "rate_formula": rate.formula, "rate_source": rate.source,

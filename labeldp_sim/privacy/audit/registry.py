@@ -185,8 +185,9 @@ def audited_classes() -> list[type]:
 
 
 def load_configured() -> None:
-    """Import the class each config of the mechanism group names (``conf/mechanism/*.yaml``, and
-    ``mechanism/*.yaml`` of the directories of ``LABELDP_SIM_CONF_PATH``).
+    """Import the class each config of the mechanism group names (``mechanism/*.yaml`` of every config
+    directory: the papers' ``conf/<paper>/``, e.g. ``conf/table1/mechanism/``, and those of
+    ``LABELDP_SIM_CONF_PATH``).
 
     So a mechanism a config can run is registered, and audited, even when no module
     imported it yet.  A ``_target_`` that is not a mechanism class stops the audit (ConfigError).
@@ -219,6 +220,7 @@ def _problems(cls, plan) -> list[str]:
     if not isinstance(plan, AuditCases):
         return [f"{where} returned {type(plan).__name__}, not an AuditCases"]
     out = []
+    # the audit also inspects careless classes, which may not state their privacy: it reports, not crashes
     if getattr(cls, "privacy", None) != NONE and not any(type(c.mechanism) is cls for c in plan.cases):
         out.append(f"{cls.__qualname__} ({cls.__module__}) has no audit recipe: its audit_cases gives no "
                    f"real case of a {cls.__qualname__}")
@@ -306,6 +308,7 @@ def cap_checks(eps: float = EPSILON, mutants: bool = True) -> list[CapCheck]:
 
 def calls(method: str, *args, **kwargs) -> Callable:
     """The ``call`` of a :class:`Careless` that runs ``mechanism.<method>(*args, **kwargs)``."""
+    # the method is named by the careless case, so one case definition covers every mechanism that has it
     return lambda mechanism: getattr(mechanism, method)(*args, **kwargs)
 
 

@@ -124,6 +124,7 @@ def write_outputs(results: list[Result], out: Path, draws: int, seed: int, alpha
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
             for r in results:
+                # COLUMNS names the result's fields in the CSV's order: one list keeps the header and rows aligned
                 writer.writerow([_csv_value(c, getattr(r, c)) for c in COLUMNS])
 
     atomic_write(out / "audit.csv", write_csv)

@@ -72,6 +72,7 @@ def _draw_all(case: Case, side: int, draws: int, seed: int):
 
 
 def _privacy_text(mechanism) -> str:
+    # a planted mutant or careless class may not state its privacy: its row then reads blank, it does not crash
     privacy = getattr(mechanism, "privacy", None)
     return f"{privacy.protects}, {privacy.model}" if isinstance(privacy, Privacy) else ""
 

@@ -6,7 +6,7 @@ risks read (:mod:`.cells`), the bump profiles and their cube integrals
 minimax-hard regression bumps (:mod:`.regression`) and the smooth noisy
 regression (:mod:`.noisy`).  The families are reached as
 ``labeldp_sim.papers.table1.families.<Class>`` (the ``_target_`` of
-``conf/distribution/*.yaml``).
+``conf/table1/distribution/*.yaml``).
 """
 
 from labeldp_sim.papers.table1.families.base import Family, RegressionFamily

@@ -39,13 +39,35 @@ class Family(Component, ABC):
     label_bound : float or None
         The label bound T of Assumption 2 when labels are bounded (an instance
         attribute there); None otherwise.
+    K : int or None
+        The number of classes (an instance attribute of classification
+        families); None for regression.
+    exact_tilt_law : bool
+        Whether it states the law of its cubes' tilts over the random classes
+        (``tilt_measure(G, G_est)``), what an exact expected argmax risk needs.
+    exact_sign_average : bool
+        Whether it states its cubes' integrals averaged over the random signs
+        (``sign_averaged_cubes``, ``sign_averaged_bias``) and its clipped label
+        moments (``clipped_label_moments``), what the exact expected risks of
+        cube means and kNN means need.
     """
 
     group = "distribution"
     task: ClassVar[str]
     minimax_hard: ClassVar[bool]
-    supports_sufficient: ClassVar[bool]
+    supports_sufficient: ClassVar[bool] = False
     label_bound = None
+    K: int | None = None
+    exact_tilt_law: ClassVar[bool] = False
+    exact_sign_average: ClassVar[bool] = False
+
+    def relevant_cubes(self, G: int, G_est: int, d: int) -> float:
+        """Fewest of the G_est^d estimator cubes its cell model at h = 1/G lists (a memory bound).
+
+        The default lists every cube; a family whose labels are uniform away from
+        its bumps lists only the cubes the bumps meet.
+        """
+        return float(G_est) ** d
 
     @abstractmethod
     def n_bumps(self, G: int) -> int:

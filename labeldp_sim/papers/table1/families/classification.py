@@ -69,6 +69,7 @@ class HolderBump(Family):
     task = "classification"
     minimax_hard = True
     supports_sufficient = True
+    exact_tilt_law = True
     p = float("nan")
     parameters = {"d": D, "beta": BETA, "gamma": Interval(float, 0), "K": CLASSES, "L": UNIT, "C_M": POSITIVE,
                   "h_scale": H_SCALE, "shape": Options(*PROFILES)}
@@ -150,6 +151,15 @@ class HolderBump(Family):
 
     def bump_cubes(self, G: int) -> tuple:
         return tuple(int(i) for i in self._bump_array(G))
+
+    def relevant_cubes(self, G: int, G_est: int, d: int) -> float:
+        """The estimator cubes the m bumps meet: each bump (a cube of side 1/G) meets
+        (G_est // G)^d of them when G_est >= G; else an estimator cube holds at most ⌈G/G_est⌉^d bumps."""
+        cubes = float(G_est) ** d
+        m = float(self.n_bumps(G))
+        if G_est >= G:
+            return min(cubes, m * float(G_est // G) ** d)
+        return min(cubes, max(1.0, np.ceil(m / float(-(-G // G_est)) ** d)))
 
     def _bump_array(self, G: int) -> np.ndarray:
         """The m bump cubes spread evenly over the G^d (linear indices), as :meth:`bump_cubes` lists them."""

@@ -28,6 +28,7 @@ class _RegressionBump(RegressionFamily):
 
     minimax_hard = True
     supports_sufficient = True
+    exact_sign_average = True
 
     def _set_common(self, d, beta, L, h_scale):
         self.d, self.beta, self.L, self.h_scale = int(d), float(beta), float(L), float(h_scale)

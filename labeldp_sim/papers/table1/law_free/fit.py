@@ -33,7 +33,7 @@ Points left out of the fits of M (issue 20, item 2), each with its reason in
 * ``edge``: an optimum (t* in a tuning dimension, or i*) on a truncated end of
   its grid (a cap: G_max, T's range);
 * ``pre_asymptotic``: the oracle tuning is the trivial estimator
-  (:meth:`~.estimators._BandwidthTuned.trivial_tuning`: G_est = 1, k = N), or
+  (:meth:`~labeldp_sim.papers.table1.estimators.BandwidthTuned.trivial_tuning`: G_est = 1, k = N), or
   the worst instance sits at the coarsest admitted scale where the class's
   admission cut the family (the first admitted G_inst > 1: G_inst = 1, one
   bump over the cube, is the end of what exists, as G_est = 1 is for the
@@ -167,8 +167,7 @@ def point_values(mats: dict, exact: bool) -> dict:
 def pre_asymptotic_check(est, opt: dict, mats: dict, N: int) -> str:
     """Why a point is pre-asymptotic ("" if it is not): trivial oracle tuning, coarsest worst instance."""
     reasons = []
-    trivial = getattr(est, "trivial_tuning", None)
-    if trivial is not None and trivial(opt["tune"], N):
+    if est.trivial_tuning(opt["tune"], N):
         reasons.append(f"oracle tuning trivial ({mats['tune_col']}*={opt['tune']:g})")
     coarsest = int(mats["insts"][0])
     # G_inst = 1 (one bump over the cube) is the end of what exists, like G_est = 1 for the edges; a
@@ -192,17 +191,17 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-point table (M, S, law-tied, optima, flags) and the fits of one law-free run."""
     rows = []
     cell, est = spec.cell, spec.estimator
-    exact = bool(getattr(spec, "exact", False))
+    exact = bool(spec.exact)
     by_point = dict(tuple(trials.groupby(["axis", "d", "N_requested", "eps_requested"], sort=False)))
     for pt in spec.exp.points:
         part = by_point[(pt.axis, pt.d, pt.N_requested, pt.eps_requested)]
         mats = point_matrices(part, est.tuning)
         mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
-        coarse = getattr(spec, "est_grids", {}).get(pt.id)
+        coarse = spec.est_grids.get(pt.id)
         if coarse is not None and len(coarse) > 1:
             mats["below_cap"] = coarse[-2]
         # the clip levels' grid ends (the exact path resolves T between them, so the tunes' own T differ)
-        T_grid = [T for T in getattr(spec, "T_grid", (None,)) if T is not None]
+        T_grid = [T for T in spec.T_grid if T is not None]
         mats["T_range"] = (min(T_grid), max(T_grid)) if T_grid else None
         opt = optimal_tunings(mats)
         log_h_est = est.log_bandwidth(opt["log_tune_vertex"], pt.N, pt.d)
@@ -232,7 +231,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             f"{len(scales) - len(refused)}/{len(scales)} grid scales admitted"
             + (f" (margin C_γ = {constant:.3g})" if np.isfinite(constant) else "")
             + (f"; refused G = {refused}" if refused else ""))
-    return points, fit_law_free(points, spec)
+    return points, fit_law_free(points, spec, spec.window_decades)
 
 
 def shallow_end_only(points: pd.DataFrame) -> pd.DataFrame:
@@ -284,8 +283,10 @@ QUANTITIES = (("M", "M_se", TUNING_LABEL), ("S", "S_se", "the law's"),
               ("law_tied", "law_tied_se", "the law's, on the law's instance"))
 
 
-def fit_law_free(points: pd.DataFrame, spec) -> pd.DataFrame:
+def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) -> pd.DataFrame:
     """Whole-range and window fits of M, S and the law-tied value on each (axis, d), verdicts per statement.
+
+    ``decades`` is the span of one local-slope window (``law_free.window_decades``).
 
     Rows of quantity M, S, law_tied (one per statement of the exponent): the
     whole-range fit in ``slope``/``se``/``ci_low``/``ci_high`` (and its
@@ -295,8 +296,7 @@ def fit_law_free(points: pd.DataFrame, spec) -> pd.DataFrame:
     ``<q>_window`` (``primary`` False): every window's local slope.
     """
     cell, tol, rows, window_rows = spec.cell, spec.tol, [], []
-    exact = bool(getattr(spec, "exact", False))
-    decades = float(getattr(spec, "window_decades", WINDOW_DECADES))
+    exact, decades = bool(spec.exact), float(decades)
     dist0 = next(iter(spec.exp.distributions.values()))
     beta, gamma, p = dist0.beta, dist0.gamma, dist0.p
     points = points.assign(pre_asymptotic=points.get("pre_asymptotic", "")).fillna({"pre_asymptotic": ""})

@@ -33,7 +33,7 @@ keys.  Clip levels of one G_est share that G_est's data draw.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -47,7 +47,7 @@ from labeldp_sim.harness.kinds import get_kind
 from labeldp_sim.harness.reads import settings_key
 from labeldp_sim.harness.sweeps import sweep_values
 from labeldp_sim.papers.table1.estimators import Estimator
-from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, relevant_cubes, build_experiment, d_mapping, trial_needs,
+from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, build_experiment, d_mapping, trial_needs,
                          validate_sweeps)
 from labeldp_sim.papers.table1.families import HeavyTailBump, HolderBump
 from labeldp_sim.papers.table1.groups import build_object
@@ -98,6 +98,9 @@ class LawFreeSpec:
     exact: bool = False
     mechanism_node: dict | None = None
     fine_grids: dict | None = None
+    # (ε, T) -> the mechanism built there: an N sweep's points share their ε, and a mechanism is a
+    # function of (ε, T) alone, so each is built once (the exact path's refined T add to it)
+    built: dict = field(default_factory=dict, repr=False)
 
     def refine_for(self, d: int) -> int:
         """How many times denser the refined oracle grid is at ``d`` (1: no refinement; exact entries only)."""
@@ -109,8 +112,12 @@ class LawFreeSpec:
         return float(self.settings["window_decades"])
 
     def mechanism_at(self, point, T: float):
-        """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T)."""
-        return build_object("mechanism", self.mechanism_node, epsilon=point.eps, T=float(T))
+        """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T),
+        built once per (ε, T)."""
+        key = (point.eps, float(T))
+        if key not in self.built:
+            self.built[key] = build_object("mechanism", self.mechanism_node, epsilon=point.eps, T=float(T))
+        return self.built[key]
 
     @property
     def searches_T(self) -> bool:
@@ -166,8 +173,8 @@ class LawFreeSpec:
     def law_column(self, point) -> Column:
         """The law's tuning under the point's own mechanism (its own data and noise streams)."""
         mech = self.exp.mechanisms[point.id]
-        T = getattr(mech, "T", None)
-        return Column(int(getattr(point, self.estimator.tuning)), mech, LAW_SLOT, LAW_SLOT,
+        T = mech.T
+        return Column(int(self.estimator.tuning_at(point)), mech, LAW_SLOT, LAW_SLOT,
                       None if T is None else float(T))
 
 
@@ -176,9 +183,9 @@ PER_OCTAVE_MAX = 24
 
 @lru_cache(maxsize=1)
 def _packaged_law_free() -> dict:
-    """The d keys of law_free.G_max and law_free.refine in the packaged root config (None: a number,
-    which covers every d)."""
-    node = OmegaConf.load(CONF_DIR / "config.yaml").law_free
+    """The d keys of law_free.G_max and law_free.refine in Table I's packaged keys (conf/table1/table1.yaml;
+    None: a number, which covers every d)."""
+    node = OmegaConf.load(CONF_DIR / "table1" / "table1.yaml").law_free
     return {name: {int(k) for k in node[name]} if isinstance(node[name], DictConfig) else None
             for name in ("G_max", "refine")}
 
@@ -309,11 +316,12 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     clips = isinstance(exp.distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node
     T_grid = (tuple(float(t) for t in geometric_grid(*settings["T_range"], per_octave, integer=False))
               if clips else (None,))
-    mechanisms = {}
+    mechanisms, built = {}, {}
     for pt in exp.points:
         for T in T_grid:
-            mechanisms[(pt.id, T)] = (exp.mechanisms[pt.id] if T is None
-                                      else build_object("mechanism", mech_node, epsilon=pt.eps, T=T))
+            if T is not None and (pt.eps, T) not in built:
+                built[(pt.eps, T)] = build_object("mechanism", mech_node, epsilon=pt.eps, T=T)
+            mechanisms[(pt.id, T)] = exp.mechanisms[pt.id] if T is None else built[(pt.eps, T)]
     if exact:  # the T grid's mechanisms too must state their moments
         d_of = {pt.id: pt.d for pt in exp.points}
         exact = all(est.exact_for(exp.distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
@@ -323,7 +331,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                        T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
                        per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
                        margin_constant=margin, config_key=key, settings=settings, exact=exact,
-                       mechanism_node=dict(mech_node), fine_grids=fine_grids)
+                       mechanism_node=dict(mech_node), fine_grids=fine_grids, built=built)
     _check_law_free_size(spec)
     return spec
 
@@ -347,7 +355,7 @@ def _unit_needs(spec: LawFreeSpec, pt) -> list:
     G_max = {"law_free.G_max": (spec.G_max, float(top) ** pt.d)}
     # the most relevant cubes: the coarsest instance's bumps cut by the finest estimator
     G_inst = max((int(G) for G in spec.inst_grids[pt.id]),
-                 key=lambda G: relevant_cubes(exp.distributions[pt.d], G, top, pt.d))
+                 key=lambda G: exp.distributions[pt.d].relevant_cubes(G, top, pt.d))
     needs = trial_needs(exp, replace(pt, G_est=top), path="sufficient", G_inst=G_inst)
     # the cube counts come from law_free.G_max here, not from the grid point
     return [Need(n.bytes, n.what + f" (G = {top:,}: law_free.G_max)",

@@ -56,12 +56,12 @@ from joblib import delayed
 from labeldp_sim.harness.components import instantiate
 from labeldp_sim.harness.config import config_node, validate_common
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
-from labeldp_sim.harness.kinds import JobSpec
+from labeldp_sim.harness.kinds import JobSpec, code_packages
 from labeldp_sim.harness.points import keyed_rng
 from labeldp_sim.harness.runner import Plan
 from labeldp_sim.harness.store import Column, Schema
 from labeldp_sim.harness.sweeps import Rule, sweep_values
-from labeldp_sim.papers.userlevel.experiments import AXIS_RULES, PACKAGES, UserPoint, estimators, families
+from labeldp_sim.papers.userlevel.experiments import AXIS_RULES, UserPoint, estimators, families
 from labeldp_sim.papers.userlevel.theory import RATES
 
 __all__ = ["UserLawFreeSpec", "validate_user_law_free", "UserLawFreePlan", "USERLEVEL_LAW_FREE", "NODE",
@@ -130,7 +130,6 @@ class UserLawFreeSpec(JobSpec):
     rates: list
     min_stage1: float
     window_decades: float = 2.0
-    packages: tuple = PACKAGES
 
     def points(self) -> list:
         return list(dict.fromkeys(pt for pts in self.sweeps.values() for pt in pts))
@@ -159,7 +158,7 @@ def _searched_grid(node: dict, key: str, cls, per_key="per_octave") -> tuple:
     check(isinstance(sub, dict) and "key" in sub, f"{NODE}.{key}", sub,
           f"a mapping {{key: <a parameter of {cls.__name__}>, lo, hi, {per_key}}} or {{key, values: [...]}}")
     name = sub["key"]
-    declared = sorted(getattr(cls, "parameters", {}))
+    declared = sorted(cls.parameters)
     check(name in declared, f"{NODE}.{key}.key", name, declared)
     grid_node = sub.get("values", {k: v for k, v in sub.items() if k != "key"})
     where = f"{NODE}.{key}.values" if "values" in sub else f"{NODE}.{key}"  # the key the user wrote
@@ -208,9 +207,9 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     fam_classes, est_classes = families(task), estimators(task)
     # a lower-bound construction, and an estimator with an exact expected error
     family_name, family_params = _searched(node, "family", fam_classes, "family",
-                                           lambda c: getattr(c, "minimax_hard", False))
+                                           lambda c: c.minimax_hard)
     est_name, est_params = _searched(node, "estimator", est_classes, "estimator",
-                                     lambda c: hasattr(c, "expected_error"))
+                                     lambda c: c.exact_expected_error)
     scale_key, scales = _searched_grid(node, "scale", fam_classes[family_name])
     tuning_key, tunings = _searched_grid(node, "tuning", est_classes[est_name])
     signs = node.get("signs", 4)
@@ -228,7 +227,8 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     check(is_number(window) and 0.3 <= window <= 10, f"{NODE}.window_decades", window, "a number in [0.3, 10]")
     sweeps = _sweeps(node, dims)
     spec = UserLawFreeSpec.of(
-        basics, cfg, PACKAGES, task=task, family_name=family_name,
+        basics, cfg, code_packages("userlevel", [fam_classes[family_name], est_classes[est_name]]),
+        task=task, family_name=family_name,
         family_params=family_params, scale_key=scale_key, scales=scales, estimator_name=est_name,
         estimator_params=est_params, tuning_key=tuning_key, tunings=tunings, signs=signs, sweeps=sweeps,
         rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window))
