@@ -165,7 +165,7 @@ FILES = {
         from labeldp_sim.harness.components import build
         from labeldp_sim.harness.config import config_node, validate_common
         from labeldp_sim.harness.errors import check, is_int
-        from labeldp_sim.harness.kinds import ExperimentKind, JobSpec
+        from labeldp_sim.harness.kinds import ExperimentKind, JobSpec, code_packages
 
 
         @dataclass(kw_only=True)
@@ -186,7 +186,7 @@ FILES = {
                     check(is_int(node[key]) and 1 <= node[key] <= 10_000, f"toy.{key}", node[key],
                           "integers in [1, 10000]")
                 estimator = build("toy.estimator", node["estimator"])
-                return ToySpec.of(basics, cfg, (__package__,), n=node["n"], reps=node["reps"],
+                return ToySpec.of(basics, cfg, code_packages(__package__, [type(estimator)]), n=node["n"], reps=node["reps"],
                                   shrink=estimator.shrink)
 
             def plan(self, spec):
