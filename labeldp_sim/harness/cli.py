@@ -33,9 +33,9 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from labeldp_sim.harness.conf_path import CONF_DIR, conf_dirs, config_groups, group_options, search_path_override
-from labeldp_sim.harness.config import job_kind
+from labeldp_sim.harness.config import job_kind, root_defaults
 from labeldp_sim.harness.errors import MISSING, ConfigError, check, first_line, os_error_line
-from labeldp_sim.harness.kinds import get_kind
+from labeldp_sim.harness.kinds import ROOT_KEYS, get_kind, registered
 from labeldp_sim.harness.reads import check_overrides
 from labeldp_sim.harness import interrupts
 from labeldp_sim.harness.store import StoreError, atomic_write, locked, staged
@@ -124,10 +124,6 @@ def _deletions(parsed: list) -> None:
     experiment's own ``grid.reps`` and loses ``grid.d``) and blame one of its keys,
     or a key another kind never reads would drop silently.
     """
-    from labeldp_sim.harness.config import root_defaults
-    from labeldp_sim.harness.kinds import ROOT_KEYS
-    from labeldp_sim.harness.kinds import registered
-
     groups = config_groups()
     defaults = root_defaults()
     nodes = {spec.node for spec in registered().values() if spec.node}
