@@ -62,7 +62,7 @@ def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
         assert getattr(cls, "privacy", None) == NONE or any(type(c.mechanism) is cls for c in cases(mutants=False))
     # every mechanism config that claims privacy is audited, under its own name
     claiming = {name for name, node in CONFIGS.items()
-                if getattr(component_class("mechanism", node["_target_"]), "privacy", None) != NONE}
+                if getattr(component_class("mechanism", node["name"]), "privacy", None) != NONE}
     assert claiming <= set(REAL), claiming - set(REAL)
     # at least these, once listed here by hand
     assert {"rappor", "joint_rappor", "exponential", "exponential_full", "laplace", "laplace_cube",
@@ -81,9 +81,9 @@ def test_registry_covers_every_mechanism_and_at_least_twelve_mutants():
 def test_the_audited_mechanism_is_the_one_its_config_builds(name):
     """conf/table1/mechanism/<name>.yaml at the claimed ε (T = 1 where it clips) builds the audited object."""
     case = next(c for c in cases(mutants=False) if c.name == name)
-    cls = component_class("mechanism", CONFIGS[name]["_target_"])
+    cls = component_class("mechanism", CONFIGS[name]["name"])
     extra = {"T": audit.T} if "T" in cls.parameters else {}
-    built = build("mechanism", CONFIGS[name], ignore=("_target_", "name", "T", "T_scale"), epsilon=EPSILON, **extra)
+    built = build("mechanism", CONFIGS[name], ignore=("name", "T", "T_scale"), epsilon=EPSILON, **extra)
     assert type(built) is type(case.mechanism) and vars(built).keys() == vars(case.mechanism).keys()
     for key, value in vars(built).items():
         assert np.array_equal(value, vars(case.mechanism)[key]), key

@@ -67,7 +67,8 @@ CASES = [
     ("mech-T-not-a-number", ["experiment=heavy_label_cdp", "mechanism.T=abc"], "mechanism.T"),
     ("mech-T_scale-zero", ["experiment=heavy_label_cdp", "mechanism.T_scale=0"], "mechanism.T_scale"),
     ("mech-n0_fraction", ["experiment=reg_full_cdp", "mechanism.n0_fraction=2"], "mechanism.n0_fraction"),
-    ("mech-target-not-importable", [LDP, "mechanism._target_=nope.Nope"], "mechanism._target_"),
+    ("mech-name-not-registered", [LDP, "mechanism.name=nope"], "mechanism.name"),
+    ("mech-target-refused", [LDP, "+mechanism._target_=nope.Nope"], "mechanism._target_"),
     # --- estimator
     ("est-unknown-choice", [LDP, "estimator=knn_magic"], "estimator"),
     # issue 9 case 1: a kNN would average labels the central mechanism never privatized

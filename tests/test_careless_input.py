@@ -25,7 +25,8 @@ from labeldp_sim.privacy.protocols import (CubeData, Mechanism, NoPrivacy, check
                                            check_classes, check_reals)
 from labeldp_sim.privacy.rappor import RAPPOR
 from labeldp_sim.papers.table1 import mechanisms as table1_mechanisms
-from labeldp_sim.papers.table1.mechanisms import (ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean,
+from labeldp_sim.papers.table1.mechanisms import (ExponentialMechanism, ExponentialMechanismFull, JointLaplace, JointRAPPOR,
+                                                 LaplaceCubeMeanFull, LaplaceCubeMean,
                                            LaplaceLabel)
 from labeldp_sim.papers.userlevel import mechanisms as userlevel_mechanisms
 from labeldp_sim.papers.userlevel import randomizer as userlevel_randomizer
@@ -185,7 +186,7 @@ def test_labels_that_are_not_classes_are_refused():
 def test_cube_indices_outside_the_cubes_are_refused():
     # the issue: LaplaceCubeMean (features + label) grew an entry for a cube index >= n_cells
     with refused("cells"):
-        LaplaceCubeMean(1.0, 1.0, protection="features+label").release(
+        LaplaceCubeMeanFull(1.0, 1.0).release(
             CubeData.from_samples(np.array([0, 2]), np.array([0.5, 0.5]), 2), rng(), 128, 0.25, 1)
     for cells in (np.array([-1]), np.array([2]), np.array([0.0]), np.array([0, 1])):
         with refused("cells"):
@@ -237,7 +238,7 @@ def test_epsilon_beyond_float64_is_refused_and_keep_probabilities_stay_below_one
         with refused("epsilon"):
             cls(40.0)
     with refused("epsilon"):
-        ExponentialMechanism(145.0, protection="features+label")
+        ExponentialMechanismFull(145.0)
     for eps in np.r_[np.geomspace(1e-3, RR_EPSILON_LIMIT, 40), RR_EPSILON_LIMIT]:
         rr = RandomizedResponse(eps)
         for K in (2, 3, 10):

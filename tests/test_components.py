@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 import labeldp_sim
 from labeldp_sim.harness.components import (AnyOf, Boolean, Component, Constraint, Interval, Nullable, Options, Text,
-                                         WithNote, build, check_arguments, components, import_class)
+                                         WithNote, build, by_name, check_arguments, components)
 from labeldp_sim.harness.conf_path import conf_file
 from labeldp_sim.harness.config import GROUPS, group_options
 from labeldp_sim.harness.errors import ConfigError
@@ -57,23 +57,32 @@ def test_declared_parameters_are_the_keyword_parameters_of_init(group, path, cls
         assert constraint.describe() and "\n" not in constraint.describe(), name
 
 
-def _yaml_targets():
+def _yaml_names():
     for group in GROUPS:
         for path in sorted(conf_file(group, name) for name in group_options(group)):
             node = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-            if isinstance(node, dict) and "_target_" in node:
-                yield pytest.param(group, node["_target_"], id=f"{group}/{path.stem}")
+            if isinstance(node, dict) and "name" in node:
+                yield pytest.param(group, path.stem, node, id=f"{group}/{path.stem}")
 
 
-@pytest.mark.parametrize("group,target", list(_yaml_targets()))
-def test_every_yaml_target_is_a_registered_component_of_its_group(group, target):
-    cls = import_class(target)
-    assert cls in components(group).values(), f"{target} is not a registered concrete {group} component"
+@pytest.mark.parametrize("group,option,node", list(_yaml_names()))
+def test_every_yaml_names_a_registered_component_of_its_group_by_its_file_name(group, option, node):
+    # one address: the option a user types (mechanism=laplace_cube) is the registered name, the label
+    # of the outputs; a dotted _target_ would be a second one
+    assert "_target_" not in node
+    assert node["name"] == option
+    assert option in by_name(group), f"{option} is not a registered concrete {group} component"
+
+
+@pytest.mark.parametrize("group,path,cls", [pytest.param(*entry, id=entry[1]) for entry in REGISTERED])
+def test_every_registered_component_has_a_name_a_config_can_use(group, path, cls):
+    assert isinstance(cls.name, str) and cls.name, f"{path} is registered but no config can reach it"
+    assert by_name(group)[cls.name] is cls
 
 
 def test_every_object_group_has_yaml_options():
-    targets = {param.values[0] for param in _yaml_targets()}
-    assert {"distribution", "mechanism", "estimator"} <= targets
+    groups = {param.values[0] for param in _yaml_names()}
+    assert {"distribution", "mechanism", "estimator"} <= groups
 
 
 # --------------------------------------------------------------------------- constraints
@@ -118,6 +127,7 @@ class Toy(Component):
     """A component of a group no paper uses, for the tests below (registered: its name has no "_")."""
 
     group = "test.toy"
+    name = "toy"
     parameters = {"rate": Interval(float, 0, closed="neither"), "count": Interval(int, 1),
                   "shape": Options("round", "square"), "size": Nullable(Interval(int, 1))}
 
@@ -125,24 +135,21 @@ class Toy(Component):
         self.rate, self.count, self.shape, self.size = rate, count, shape, size
 
 
-TOY = f"{__name__}.Toy"
-
-
 def _refusal(node, **kwargs) -> ConfigError:
     with pytest.raises(ConfigError) as err:
-        build("test.toy", {"_target_": TOY, **node}, **kwargs)
+        build("test.toy", {"name": "toy", **node}, **kwargs)
     assert "\n" not in str(err.value) and "allowed:" in str(err.value)
     return err.value
 
 
 def test_build_passes_the_node_and_the_callers_arguments():
-    toy = build("test.toy", {"_target_": TOY, "name": "t", "rate": 2.5}, supplied={"count": "the grid"}, count=4)
+    toy = build("test.toy", {"name": "toy", "rate": 2.5}, supplied={"count": "the grid"}, count=4)
     assert (toy.rate, toy.count, toy.shape) == (2.5, 4, "round")
 
 
 def test_build_refuses_an_unknown_key_naming_the_allowed_ones():
     err = _refusal({"colour": "red"})
-    assert err.key == "test.toy.colour" and err.allowed == "_target_, name, rate, count, shape, size"
+    assert err.key == "test.toy.colour" and err.allowed == "name, rate, count, shape, size"
 
 
 def test_build_refuses_nan_and_a_bool_for_an_integer():
@@ -158,23 +165,36 @@ def test_build_refuses_a_value_the_caller_supplies():
     assert err.key == "test.toy.count" and "comes from grid.count" in err.allowed
 
 
-def test_build_refuses_a_target_outside_the_group():
-    with pytest.raises(ConfigError) as err:
-        build("test.toy", {"_target_": "builtins.dict"})
-    assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
+def test_build_refuses_a_name_outside_the_group():
+    for name in ("dict", "laplace", None):
+        with pytest.raises(ConfigError) as err:
+            build("test.toy", {"name": name})
+        assert err.value.key == "test.toy.name" and "\n" not in str(err.value)
+        assert err.value.allowed == "toy"
 
 
 class _Planted(Toy):
     """An unregistered subclass (its name starts with "_", as mutants' and fixtures' do)."""
 
+    name = "planted"
 
-def test_build_refuses_an_unregistered_class_like_a_non_component():
+
+def test_an_unregistered_class_is_not_reachable_by_its_name():
     assert _Planted not in components("test.toy").values()
-    for target in (f"{__name__}._Planted", "builtins.dict"):
-        with pytest.raises(ConfigError) as err:
-            build("test.toy", {"_target_": target})
-        assert err.value.key == "test.toy._target_" and "\n" not in str(err.value)
-        assert err.value.allowed == f"a labeldp_sim.harness.components.Component of group 'test.toy': {TOY}"
+    with pytest.raises(ConfigError) as err:
+        build("test.toy", {"name": "planted"})
+    assert err.value.key == "test.toy.name" and err.value.allowed == "toy"
+
+
+def test_two_classes_claiming_one_name_is_refused():
+    class First(Component):
+        group, name = "test.twins", "same"
+
+    class Second(Component):
+        group, name = "test.twins", "same"
+
+    with pytest.raises(TypeError, match="'same' claimed by"):
+        by_name("test.twins")
 
 
 def test_check_arguments_reads_no_instance():

@@ -16,6 +16,7 @@ from labeldp_sim.harness.cli import validate_job
 from labeldp_sim.harness.config import BACKENDS, RunnerSettings, group_options, validate_results_dir
 from labeldp_sim.papers.table1.experiment import MAX_N, Experiment, build_experiment
 
+from . import helpers  # noqa: F401  (registers regression_only_rappor, a mechanism of the user's own)
 from .conftest import SMALL_GRID
 
 
@@ -82,12 +83,12 @@ def test_mechanism_with_the_wrong_privacy_lists_the_right_ones(make_cfg):
 
 def test_mechanism_that_does_not_fit_the_task(make_cfg):
     err = _error(make_cfg, "experiment=cls_label_ldp",
-                 "mechanism._target_=tests.helpers.RegressionOnlyRAPPOR")
+                 "mechanism.name=regression_only_rappor")
     assert err.key == "mechanism"
 
 
 def test_estimator_that_does_not_fit_the_task(make_cfg):
-    err = _error(make_cfg, "experiment=cls_label_ldp", "estimator._target_=builtins.dict")
+    err = _error(make_cfg, "experiment=cls_label_ldp", "estimator.name=cube_mean")
     assert err.key.startswith("estimator")
 
 
@@ -127,7 +128,9 @@ def test_known_choices_pass(tmp_path):
     (["experiment=reg_label_ldp", "runner.path=per_sample"], "runner.path"),  # N = 1e9 too big per sample
     (["experiment=reg_nonprivate", "distribution=noisy_student_t", "distribution.df=2"], "distribution.df"),
     (["experiment=reg_nonprivate", "distribution=noisy_pareto", "distribution.alpha=3"], "distribution.alpha"),
-    (["experiment=reg_nonprivate", "distribution=noisy_gaussian", "distribution.noise=cauchy"], "distribution.noise"),
+    # one class per noise law: the law is the name, and another law's tail parameter is refused, not ignored
+    (["experiment=reg_nonprivate", "distribution=noisy_gaussian", "+distribution.noise=cauchy"], "distribution.noise"),
+    (["experiment=reg_nonprivate", "distribution=noisy_gaussian", "+distribution.df=6"], "distribution.df"),
     (["experiment=reg_label_cdp", "mechanism=exponential"], "mechanism"),
     (["experiment=reg_nonprivate", "distribution=holder_bump"], "distribution"),  # task mismatch
     (["experiment=cls_nonprivate", "estimator=cube_mean"], "estimator"),
@@ -169,7 +172,7 @@ KC, DG = "experiment=kclass_fig2a", "experiment=kclass_digits"
     (["experiment=heavy_label_cdp", "distribution.tail_level=abc"], "distribution.tail_level"),
     (["experiment=heavy_label_cdp", "mechanism.T=abc"], "mechanism.T"),
     (["experiment=reg_label_ldp", "estimator.k=abc"], "estimator.k"),
-    ([LDP, "mechanism._target_=nope.Nope"], "mechanism._target_"),
+    ([LDP, "mechanism.name=nope"], "mechanism.name"),
     # the margin construction needs gamma*beta <= d
     ([LDP, "distribution.gamma=3"], "distribution.gamma"),
     ([LDP, "distribution.gamma=2", "distribution.beta=0.6"], "distribution.gamma"),
@@ -573,14 +576,18 @@ def test_wrong_keys_blamed_before_are_now_the_right_ones(make_cfg, results):
     assert err.key == "mechanism" and err.allowed == "alibi, rappor, rr"
 
 
-def test_a_name_must_follow_the_group_choice_unless_the_class_is_the_users(make_cfg, results):
-    err = _job_error(make_cfg, results, LDP, "mechanism.name=laplace")
-    assert err.key == "mechanism.name" and err.allowed.startswith("rappor (")
-    err = _job_error(make_cfg, results, "experiment=cls_full_cdp", "mechanism=exponential",
-                     "mechanism.protection=features+label")
-    assert err.key == "mechanism.name" and err.allowed.startswith("exponential_full (")
-    # a class no option names keeps its user's name (the cell check then speaks)
-    err = _job_error(make_cfg, results, LDP, "mechanism._target_=tests.helpers.RegressionOnlyRAPPOR")
+def test_the_name_is_the_one_address_of_a_component(make_cfg, results):
+    # an unknown name lists the registered ones, in one line
+    err = _job_error(make_cfg, results, LDP, "mechanism.name=nope")
+    assert err.key == "mechanism.name" and {"rappor", "rr", "laplace"} <= set(err.allowed.split(", "))
+    # a name picks its class: laplace is a regression mechanism, which the cell refuses
+    err = _job_error(make_cfg, results, LDP, "mechanism.name=laplace", "+mechanism.T=theory")
+    assert err.key in ("mechanism", "cell")
+    # no dotted path reaches a class: _target_ is not a key of the node
+    err = _job_error(make_cfg, results, LDP, "+mechanism._target_=tests.helpers.RegressionOnlyRAPPOR")
+    assert err.key == "mechanism._target_" and err.allowed.split(", ")[0] == "name"
+    # a registered class of the user's own is reached by its name (the cell check then speaks)
+    err = _job_error(make_cfg, results, LDP, "mechanism.name=regression_only_rappor")
     assert err.key == "mechanism"
 
 

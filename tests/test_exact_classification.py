@@ -19,7 +19,8 @@ from labeldp_sim.papers.table1.argmax_law import ChoiceCurve, bin_nodes, tilt_la
 from labeldp_sim.papers.table1.estimators import CubeArgmax, CubeMean
 from labeldp_sim.papers.table1.families import HolderBump, SmoothMargin
 from labeldp_sim.papers.table1.families.tilt_geometry import TypeTable, overlap_types, product_axes, product_types
-from labeldp_sim.papers.table1.mechanisms import RAPPOR, ExponentialMechanism, JointRAPPOR, LaplaceLabel
+from labeldp_sim.papers.table1.mechanisms import (RAPPOR, ExponentialMechanism, ExponentialMechanismFull, JointRAPPOR,
+                                                 LaplaceLabel)
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.papers.table1.tuning import Column
 
@@ -33,7 +34,7 @@ def _point(d, N, G_est):
 
 # (mechanism, N): N puts the cubes' error probability near 0.25 under each mechanism's noise
 MECHANISMS = [(NoPrivacy(), 10 ** 6), (RAPPOR(1.0), 10 ** 7), (ExponentialMechanism(0.06), 10 ** 6),
-              (ExponentialMechanism(0.2, "features+label"), 10 ** 6), (JointRAPPOR(1.0), 4 * 10 ** 9)]
+              (ExponentialMechanismFull(0.2), 10 ** 6), (JointRAPPOR(1.0), 4 * 10 ** 9)]
 
 
 @pytest.mark.parametrize("mechanism, N", MECHANISMS, ids=lambda m: repr(m).split("(")[0] if not

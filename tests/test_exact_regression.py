@@ -16,7 +16,7 @@ from labeldp_sim.privacy.protocols import NoPrivacy
 from labeldp_sim.papers.table1.estimators import CubeMean
 from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump
 from labeldp_sim.papers.table1.families.geometry import full_bump_geometry, cos2_overlap_square_sum
-from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceCubeMeanFull, LaplaceLabel
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.papers.table1.tuning import Column
 
@@ -26,7 +26,7 @@ MECHANISMS = {
     "none": lambda T: NoPrivacy(),
     "laplace": lambda T: LaplaceLabel(1.0, T),
     "laplace_cube": lambda T: LaplaceCubeMean(0.5, T),
-    "laplace_cube_full": lambda T: LaplaceCubeMean(8.0, T, "features+label"),  # noise below the bias
+    "laplace_cube_full": lambda T: LaplaceCubeMeanFull(8.0, T),  # noise below the bias
 }
 # enough bumps and cubes that one trial's risk spreads little: 1 % of the mean needs few replicates
 FAMILIES = {"bounded": (BoundedBump(d=2), 1.0, 12, 16), "heavy": (HeavyTailBump(d=2), 1.5, 12, 8)}

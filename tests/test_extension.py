@@ -5,7 +5,8 @@ are written in a temporary directory laid out like the repository — a toy labe
 mechanism for Table I (its class, its audit recipe, ``conf/table1/mechanism/toy.yaml``)
 and a toy paper (a package registering an experiment kind, its ``paper.py``, a
 component, and its config folder ``conf/toy_paper/experiment/toy_mean.yaml``) — and
-reached through ``LABELDP_SIM_CONF_PATH`` (the two config folders) and ``LABELDP_SIM_PLUGINS``.  Both run from
+reached through ``LABELDP_SIM_CONF_PATH`` (the two config folders) and ``LABELDP_SIM_PLUGINS`` (the two
+modules, whose classes register by their names).  Both run from
 the command line, are validated from their declared parameters, reach the trial
 store; the mechanism is in the privacy audit's registry and the plug-ins' code is
 in the fingerprint.  Everything runs in subprocesses, so this session's registries
@@ -93,7 +94,6 @@ FILES = {
     "conf/table1/mechanism/toy.yaml": '''
         # a toy label-LDP mechanism: binary RR at half the budget
         name: toy
-        _target_: toy_mech.ShareRR
         share: 0.5
         ''',
     # ------------------------------------------------------------------ a paper: package + conf
@@ -102,6 +102,7 @@ FILES = {
 
         from labeldp_sim.harness.kinds import register
 
+        from . import components  # noqa: F401  (importing registers its components by name)
         from .kind import ToyKind
 
         register(ToyKind())
@@ -116,7 +117,7 @@ FILES = {
         class ShrunkMean(Component):
             """The sample mean shrunk towards 0."""
 
-            group = "toy.estimator"
+            group, name = "toy.estimator", "shrunk_mean"
             parameters = {"shrink": Interval(float, 0, 1, note="the factor applied to the mean")}
 
             def __init__(self, shrink=1.0):
@@ -211,7 +212,7 @@ FILES = {
           n: 64
           reps: 3
           estimator:
-            _target_: toy_paper.components.ShrunkMean
+            name: shrunk_mean
             shrink: 0.5
         ''',
 }
@@ -285,7 +286,7 @@ def run(root: Path, *args, script: str | None = None, **env) -> subprocess.Compl
     variables = {**os.environ,
                  "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
                  "LABELDP_SIM_CONF_PATH": os.pathsep.join(str(root / "conf" / name) for name in ("table1", "toy_paper")),
-                 "LABELDP_SIM_PLUGINS": "toy_paper", **env}
+                 "LABELDP_SIM_PLUGINS": "toy_paper,toy_mech", **env}
     command = [sys.executable, *(("-c", script) if script else ("-m", "labeldp_sim")), *args]
     return subprocess.run(command, cwd=root, env=variables, capture_output=True, text=True, timeout=300)
 
@@ -383,7 +384,7 @@ def test_a_bad_plugin_variable_is_one_line(plugins, tmp_path, variable, value, s
 def test_a_conf_dir_may_not_hide_an_option_of_conf(plugins, tmp_path):
     """Hydra reads conf/table1/ first: an extra directory's rr.yaml would silently lose, so it is refused."""
     shutil.copytree(plugins / "conf" / "table1", tmp_path / "table1")
-    (tmp_path / "table1" / "mechanism" / "rr.yaml").write_text("name: rr\n_target_: toy_mech.ShareRR\n")
+    (tmp_path / "table1" / "mechanism" / "rr.yaml").write_text("name: toy\nshare: 0.5\n")
     proc = run(plugins, "experiment=toy_mean", LABELDP_SIM_CONF_PATH=str(tmp_path / "table1"))
     assert "mechanism/rr.yaml is already in" in one_line_error(proc, "LABELDP_SIM_CONF_PATH")
 
@@ -393,7 +394,7 @@ def test_plugin_code_is_fingerprinted(tmp_path):
     proc = run(write_plugins(tmp_path), script=FINGERPRINT_CHECK)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout)
-    assert seen["mechanism"] != seen["table1"]                      # a _target_'s module is hashed
+    assert seen["mechanism"] != seen["table1"]                      # a plug-in mechanism's module is hashed
     assert seen["toy_paper/kind.py"]["paper"] == seen["paper"]      # declared presentation-only
     assert seen["toy_paper/trials.py"]["paper"] != seen["paper"]    # computes trials
     assert seen["toy_paper/trials.py"]["mechanism"] == seen["mechanism"]

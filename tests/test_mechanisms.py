@@ -8,7 +8,7 @@ from scipy import stats
 
 from labeldp_sim.privacy.rappor import RAPPOR
 from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, argmax_random_ties
-from labeldp_sim.papers.table1.mechanisms import ExponentialMechanism, JointRAPPOR
+from labeldp_sim.papers.table1.mechanisms import ExponentialMechanism, ExponentialMechanismFull, JointRAPPOR
 
 
 def _rappor_output_prob(mech, z, y):
@@ -66,10 +66,10 @@ def test_joint_rappor_per_sample_sums_match_binomial_law():
     assert np.all(np.abs(z) < 5.3)  # two-sided α ≈ 1e-7 per entry
 
 
-@pytest.mark.parametrize("protection,weight", [("label", 0.5), ("features+label", 0.25)])
-def test_exponential_mechanism_is_eq_17_and_31(protection, weight):
+@pytest.mark.parametrize("cls,weight", [(ExponentialMechanism, 0.5), (ExponentialMechanismFull, 0.25)])
+def test_exponential_mechanism_is_eq_17_and_31(cls, weight):
     eps = 1.3
-    mech = ExponentialMechanism(eps, protection)
+    mech = cls(eps)
     scores = np.array([[3, 7, 5], [0, 0, 1]])
     expected = np.exp(weight * eps * scores)
     expected /= expected.sum(axis=1, keepdims=True)
@@ -84,13 +84,13 @@ def test_exponential_mechanism_is_eq_17_and_31(protection, weight):
 
 def test_exponential_mechanism_privacy_loss():
     eps = 0.9
-    label = ExponentialMechanism(eps, "label")
+    label = ExponentialMechanism(eps)
     n = np.array([[4, 6, 2]])
     # one label moves from class 0 to class 1 in the same cube
     moved = n + np.array([[-1, 1, 0]])
     ratio = np.log(label.selection_probabilities(n) / label.selection_probabilities(moved))
     assert np.abs(ratio).max() <= eps + 1e-12
-    full = ExponentialMechanism(eps, "features+label")
+    full = ExponentialMechanismFull(eps)
     # one sample leaves this cube for another: each cube's loss is at most ε/2
     left = n + np.array([[-1, 0, 0]])
     ratio = np.log(full.selection_probabilities(n) / full.selection_probabilities(left))
@@ -153,12 +153,11 @@ def test_every_mechanism_declares_exactly_its_keyword_parameters(cls):
 
 def test_the_declared_parameters_are_the_checks():
     from labeldp_sim.harness.errors import ConfigError
-    from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean
+    from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMeanFull
 
     for build, key in ((lambda: JointRAPPOR(1.0, chunk=0), "chunk"), (lambda: JointRAPPOR(1.0, chunk=2.5), "chunk"),
-                       (lambda: ExponentialMechanism(1.0, "both"), "protection"),
-                       (lambda: LaplaceCubeMean(1.0, 1.0, n0_fraction=1.5), "n0_fraction"),
-                       (lambda: LaplaceCubeMean(1.0, 1.0, protection=None), "protection"),
+                       (lambda: ExponentialMechanism(72.5), "epsilon"),
+                       (lambda: LaplaceCubeMeanFull(1.0, 1.0, n0_fraction=1.5), "n0_fraction"),
                        (lambda: JointLaplace(1.0, 1.0, floor_fraction=True), "floor_fraction"),
                        (lambda: JointLaplace(1.0, 1.0, floor_fraction="half"), "floor_fraction")):
         with pytest.raises(ConfigError, match=rf"^{key}: got [^\n]*; allowed: "):

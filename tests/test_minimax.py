@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from labeldp_sim.harness.cli import compose_job
+from omegaconf import OmegaConf
 from scipy import integrate
 from scipy.stats import qmc
 
@@ -18,7 +19,10 @@ from labeldp_sim.harness.cli import run_experiment, validate_job
 from labeldp_sim.papers.table1.families import HolderBump
 from labeldp_sim.papers.table1.families.geometry import linear_edge_geometry, linf_box_integral
 from labeldp_sim.harness.components import components
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.kinds import JobSpec
 from labeldp_sim.papers.table1.estimators import Estimator, knn_mean
+from labeldp_sim.papers.table1.experiment import mechanism_key
 from labeldp_sim.papers.table1.law_free.search import LawFreeSpec
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.papers.table1.tuning import CommonDraws, geometric_grid
@@ -155,7 +159,7 @@ def _small_spec(tmp_path, experiment, extra):
 
 def _row(spec, point, columns, G):
     draws = CommonDraws(spec.seed, point, 0, G, spec.n_test)
-    instance = spec.exp.distributions[point.d].draw(draws.instance, G)
+    instance = spec.distributions[point.d].draw(draws.instance, G)
     return spec.estimator.tuned_risks(instance, point, columns, draws)
 
 
@@ -171,7 +175,7 @@ SMALL = {
 def test_tuned_risks_follow_their_columns_not_their_order(tmp_path, experiment):
     """Common random numbers: a column's risk is the same whichever other columns share its row."""
     spec = _small_spec(tmp_path, experiment, SMALL[experiment])
-    point = spec.exp.points[0]
+    point = spec.points[0]
     columns = spec.oracle_columns(point) + [spec.law_column(point)]
     G = int(spec.inst_grids[point.id][1])
     risks = np.array(_row(spec, point, columns, G))
@@ -183,12 +187,12 @@ def test_tuned_risks_follow_their_columns_not_their_order(tmp_path, experiment):
 def test_knn_tuned_risks_are_the_knn_mean_of_one_sample(tmp_path):
     """The law-free kNN row is the estimator's own kNN mean on the instance stream's sample."""
     spec = _small_spec(tmp_path, "heavy_label_ldp", SMALL["heavy_label_ldp"])
-    point = spec.exp.points[0]
+    point = spec.points[0]
     columns = spec.oracle_columns(point)[::5] + [spec.law_column(point)]
     G = int(spec.inst_grids[point.id][1])
     got = _row(spec, point, columns, G)
     draws = CommonDraws(spec.seed, point, 0, G, spec.n_test)
-    instance = spec.exp.distributions[point.d].draw(draws.instance, G)
+    instance = spec.distributions[point.d].draw(draws.instance, G)
     X, y = instance.sample(point.N, draws.instance)
     queries = qmc.Sobol(d=1, scramble=True, seed=draws.instance).random_base2(int(np.log2(spec.n_test)))
     for column, risk in zip(columns, got):
@@ -201,15 +205,36 @@ def test_law_free_points_stay_where_they_were_asked_for(tmp_path):
     the law-tied build of the same grid moves ε so that h = 1/G exactly, with the same G."""
     spec = _small_spec(tmp_path, "heavy_label_cdp", SMALL["heavy_label_cdp"])
     tied = validate_job(_compose(["experiment=heavy_label_cdp", f"paths.results_dir={tmp_path}", "grid.d=[1]",
-                                  "grid.sweeps.eps.values=[0.000001]", f"grid.sweeps.eps.N={spec.exp.points[0].N}"]))
-    for free, snapped in zip(spec.exp.points, tied.points, strict=True):
-        dist = spec.exp.distributions[free.d]
+                                  "grid.sweeps.eps.values=[0.000001]", f"grid.sweeps.eps.N={spec.points[0].N}"]))
+    for free, snapped in zip(spec.points, tied.points, strict=True):
+        dist = spec.distributions[free.d]
         law = spec.cell.bandwidth(free.N, free.eps, dist.beta, free.d, dist.h_scale, dist.p)
         assert (free.N, free.eps) == (int(free.N_requested), free.eps_requested) and free.N == snapped.N
         assert free.G == snapped.G == max(1, round(1 / law)) and free.h == 1 / free.G
         assert snapped.eps != free.eps  # the law-tied point moved
-        mech = spec.exp.mechanisms[free.id]
+        mech = spec.mechanism_at(free, free.T)
         assert mech.epsilon == free.eps and mech.T == free.T and spec.law_column(free).mechanism is mech
+
+
+def test_law_free_is_built_from_its_own_settings_without_touching_the_config(tmp_path):
+    """The searched family and the law-free dimensions are arguments of the law-tied steps, not a copy of
+    the config: the composed config is left as typed, the spec is a JobSpec of its own, and the law's
+    mechanism of each point comes from the one (ε, T) cache the oracle columns use."""
+    cfg = _compose(["experiment=cls_label_ldp", "mode=law_free", f"paths.results_dir={tmp_path}",
+                    "law_free.d=[1]", "law_free.reps=4", "law_free.C_M=8"])
+    typed = OmegaConf.to_container(cfg, resolve=False)
+    spec = validate_job(cfg)
+    assert OmegaConf.to_container(cfg, resolve=False) == typed
+    assert isinstance(spec, JobSpec) and isinstance(spec, LawFreeSpec)
+    dist = spec.distributions[1]
+    assert dist.shape == "linear_edge" and dist.C_M == 8
+    for point in spec.points:
+        law = spec.law_column(point).mechanism
+        assert law is spec.built[mechanism_key(point.eps, point.T)] is spec.mechanisms[(point.id, None)]
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(["experiment=reg_label_ldp", "mode=law_free", f"paths.results_dir={tmp_path}",
+                               "law_free.d=[1]", "law_free.sweeps.N.values=[1]"]))
+    assert err.value.key == "law_free.sweeps.N.values"  # the kNN law's k > N, found while planning the points
 
 
 # --------------------------------------------------------------------------- selection

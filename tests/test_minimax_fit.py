@@ -25,7 +25,7 @@ TOL = 0.05
 def _spec(cell: str, exact: bool = True):
     dist = SimpleNamespace(beta=1.0, gamma=1.0, p=float("nan"))
     return SimpleNamespace(cell=CELLS[cell], tol=TOL, min_points=3, exact=exact,
-                           exp=SimpleNamespace(distributions={1: dist}))
+                           distributions={1: dist})
 
 
 def _discreteness(log_x: np.ndarray, amplitude: float) -> np.ndarray:

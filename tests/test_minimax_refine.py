@@ -43,7 +43,7 @@ def _worst(frame, tuning):
 @pytest.mark.parametrize("experiment", sorted(CASES))
 def test_refined_columns_sit_between_the_coarse_neighbours_and_lower_M(make_cfg, tmp_path, experiment):
     spec = _spec(make_cfg, tmp_path, experiment)
-    point = spec.exp.points[0]
+    point = spec.points[0]
     frame = run_exact(spec, point, fixed_columns(spec, point))
     tuning = spec.estimator.tuning
     worst = _worst(frame, tuning)
@@ -67,9 +67,9 @@ def test_refined_M_is_the_whole_dense_grid_optimum(make_cfg, tmp_path, experimen
     """M from the refined columns equals the min-max over every tuning of the denser grid, computed directly
     (the same closed forms in the same order: equal to rounding, 1e-12 relative)."""
     spec = _spec(make_cfg, tmp_path, experiment)
-    point = spec.exp.points[0]
+    point = spec.points[0]
     M = _worst(run_exact(spec, point, fixed_columns(spec, point)), spec.estimator.tuning).min()
-    dist = spec.exp.distributions[point.d]
+    dist = spec.distributions[point.d]
     columns = [Column(int(t), spec.mechanisms[(point.id, None)], 0, 0, None) for t in spec.fine_grids[point.id]]
     R = np.array([spec.estimator.expected_risks(dist, int(G), point, columns) for G in spec.inst_grids[point.id]])
     assert M == pytest.approx(R.max(axis=0).min(), rel=1e-12)

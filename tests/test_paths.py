@@ -24,7 +24,7 @@ REPS = 300
 
 CONFIGS = {name: OmegaConf.to_container(OmegaConf.load(conf_file("mechanism", name)), resolve=False)
            for name in group_options("mechanism")}
-CLASSES = {name: component_class("mechanism", node["_target_"]) for name, node in CONFIGS.items()}
+CLASSES = {name: component_class("mechanism", node["name"]) for name, node in CONFIGS.items()}
 CLASSIFICATION = sorted(name for name, cls in CLASSES.items() if "classification" in cls.tasks)
 REGRESSION = sorted(name for name, cls in CLASSES.items() if "regression" in cls.tasks)
 # ε where the default 1 leaves the per-cube argmax too rarely wrong to compare two laws
@@ -37,7 +37,7 @@ def _mechanism(name, epsilon, T=None):
     The experiment sets ε from the grid and T from the config's T ('theory' or a number) and T_scale.
     """
     extra = {"T": T} if "T" in CLASSES[name].parameters else {}
-    return build("mechanism", CONFIGS[name], ignore=("_target_", "name", "T", "T_scale"), epsilon=epsilon, **extra)
+    return build("mechanism", CONFIGS[name], ignore=("name", "T", "T_scale"), epsilon=epsilon, **extra)
 
 
 def _risks(mech, point, path, K, seed):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump, NoisyRegression, cube_index
+from labeldp_sim.papers.table1.families import BoundedBump, HeavyTailBump, NoisyPareto, cube_index
 from labeldp_sim.papers.table1.estimators import CubeMean, KNNMean, knn_mean
 from labeldp_sim.papers.table1.points import Point
 from labeldp_sim.privacy.protocols import CubeData, NoPrivacy, laplace_sum
-from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.papers.table1.mechanisms import JointLaplace, LaplaceCubeMean, LaplaceCubeMeanFull, LaplaceLabel
 from labeldp_sim.papers.table1.sweep import run_trial
 from labeldp_sim.papers.table1.theory import CELLS
 
@@ -16,7 +16,7 @@ ALPHA = 1e-6
 
 
 @pytest.mark.parametrize("family", [BoundedBump(d=2, T=1.5), HeavyTailBump(d=2, p=2.5),
-                                    NoisyRegression(d=2, noise="pareto")])
+                                    NoisyPareto(d=2)])
 @pytest.mark.parametrize("G,G_est", [(4, 4), (4, 7)])
 def test_exact_cube_risk_matches_monte_carlo(family, G, G_est):
     rng = np.random.default_rng(G_est)
@@ -80,7 +80,7 @@ def test_central_cube_means_use_23_and_33_scales():
     assert stats.kstest(noise, stats.laplace(scale=2 * T / (40 * eps)).cdf).pvalue > ALPHA
     empty = CubeData.from_counts(np.zeros((2, 2)), [2.0, 0.0])
     assert label.release(empty, rng, N, h, d).tolist() == [0.0, 0.0]  # empty -> 0
-    full = LaplaceCubeMean(eps, T, protection="features+label")
+    full = LaplaceCubeMeanFull(eps, T)
     n0 = 0.5 * 2.0 ** -d * N * h ** d  # (35) with c = 1, θ = 2^-d
     assert full.n0(N, h, d) == pytest.approx(n0)
     noise = full.release(data, rng, N, h, d) - 8.0 / max(40, n0)
@@ -97,7 +97,7 @@ REG_MECHANISMS = {
     "none": lambda T: NoPrivacy(),
     "laplace": lambda T: LaplaceLabel(1.0, T),
     "laplace_cube": lambda T: LaplaceCubeMean(0.5, T),
-    "laplace_cube_full": lambda T: LaplaceCubeMean(0.5, T, protection="features+label"),
+    "laplace_cube_full": lambda T: LaplaceCubeMeanFull(0.5, T),
     "joint_laplace": lambda T: JointLaplace(2.0, T),
 }
 

@@ -1,4 +1,4 @@
-"""The plug-in contract: components that declare their parameters, reached by ``_target_``.
+"""The plug-in contract: components that declare their parameters, reached by their registered name.
 
 Every object a config names — a family, a mechanism, an estimator, a K-class
 method, a user-level randomizer — is a :class:`Component`.  Like
@@ -10,16 +10,22 @@ anything (:func:`check_arguments`, :func:`build`).  Constraints that tie two
 parameters together (``L <= T``) stay in the class's ``__init__``; their
 :class:`~labeldp_sim.harness.errors.ConfigError` gets the group prefix.
 
-A concrete subclass with a ``group`` is registered when its module is imported
-(:func:`components`): the tests and the privacy audit iterate these registries,
-so a new mechanism is a class, its YAML and (optionally) its test.
+A concrete subclass with a ``group`` and a ``name`` is registered when its module
+is imported (:func:`components`): the tests and the privacy audit iterate these
+registries, so a new mechanism is a class, its YAML and (optionally) its test.
+
+**One address.**  A config reaches a component by its registered ``name`` only
+(``mechanism: {name: laplace_cube, T: theory}``, ``methods: [rr, alibi]``), never by
+a dotted ``_target_`` path: the name is what the outputs label, it survives a
+module moving, and a list of components (K-class methods, user-level
+estimators) reads as names.  A class outside the package registers by being
+imported (``LABELDP_SIM_PLUGINS``); two classes claiming one name is an error.
 
 The core knows no paper: the groups are plain strings chosen by the papers.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -29,7 +35,10 @@ from labeldp_sim.harness.errors import ConfigError, check, first_line, is_int, i
 
 __all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "AnyOf", "WithNote", "Component",
            "components", "by_name", "component_class", "check_arguments", "build", "instantiate",
-           "import_class"]
+           "ADDRESS"]
+
+# the key of a config node that names its component (the registered name)
+ADDRESS = "name"
 
 
 class Constraint(ABC):
@@ -174,7 +183,8 @@ class Component:
         The config group (``distribution``, ``mechanism``, ``estimator``,
         ``method``...) whose registry lists the class; None for a base class.
     name : str
-        The short name a YAML may use for it (:func:`by_name`); "" for none.
+        The registered name, the one way a config reaches the class
+        (:func:`by_name`); "" for a base class.
     parameters : dict of str -> Constraint
         Every keyword parameter of ``__init__`` and what it accepts.  Read
         without instantiating anything; a test checks it against the signature.
@@ -222,10 +232,11 @@ def components(group: str | None = None) -> dict:
 
 
 def by_name(group: str) -> dict:
-    """``{cls.name: cls}`` of the registered concrete components of ``group`` that carry a ``name``.
+    """``{cls.name: cls}`` of the registered concrete components of ``group``: the names a config may use.
 
-    For papers whose YAML names a component by its short name (``methods: [rr, alibi]``)
-    rather than by ``_target_``; two classes claiming one name is a programming error.
+    Two classes claiming one name is a programming error (a plug-in shadowing a
+    built-in one included); a concrete class without a name is unreachable, which
+    ``tests/test_components.py`` refuses.
     """
     table = {}
     for path, cls in components(group).items():
@@ -238,41 +249,16 @@ def by_name(group: str) -> dict:
     return table
 
 
-def import_class(path: str) -> type:
-    """The class at dotted ``path`` (``package.module.Class``).
+def component_class(group: str, name, key: str | None = None) -> type:
+    """The registered concrete :class:`Component` of ``group`` called ``name``.
 
-    Not ``hydra.utils.get_class``: on failure it logs a multi-line error to
-    stderr before raising, and bad input must give exactly one line.
+    ConfigError under ``key`` (default ``<group>.name``) listing the group's
+    registered names otherwise.
     """
-    parts = str(path).split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attr in parts[cut:]:
-            # resolving a dotted _target_ path read from config, attribute by attribute
-            obj = getattr(obj, attr)
-        if isinstance(obj, type):
-            return obj
-        break
-    raise ImportError(path)
-
-
-def component_class(group: str, target) -> type:
-    """The :class:`Component` of ``group`` that ``target`` names; ConfigError otherwise."""
-    key = f"{group}._target_"
-    try:
-        cls = import_class(target)
-    except Exception:  # noqa: BLE001 - whatever the import raised, the key is to blame
-        raise ConfigError(key, target, "an importable class (package.module.Class)") from None
-    # a class named "_..." (a planted mutant, a test fixture) is unregistered: no YAML may reach it
-    check(isinstance(cls, type) and issubclass(cls, Component) and cls.group == group
-          and not cls.__name__.startswith("_"), key, target,
-          f"a labeldp_sim.harness.components.Component of group '{group}': "
-          + ", ".join(sorted(components(group))))
-    check(not inspect.isabstract(cls), key, target, f"a concrete {group} class (this one is abstract)")
-    return cls
+    table = by_name(group)
+    check(isinstance(name, str) and name in table, key or f"{group}.{ADDRESS}", name,
+          sorted(table) or f"a registered {group} (none is imported)")
+    return table[name]
 
 
 def check_arguments(group: str, cls: type, args: dict, supplied: dict | None = None) -> None:
@@ -288,27 +274,28 @@ def check_arguments(group: str, cls: type, args: dict, supplied: dict | None = N
     for key, value in args.items():
         if key in supplied:
             raise ConfigError(f"{group}.{key}", value, f"no value here: {key} comes from {supplied[key]}")
-        check(key in cls.parameters, f"{group}.{key}", value, ["_target_", "name", *allowed])
+        check(key in cls.parameters, f"{group}.{key}", value, [ADDRESS, *allowed])
         _check_value(f"{group}.{key}", value, cls.parameters[key])
 
 
-def build(group: str, node: dict, supplied: dict | None = None, ignore=("_target_", "name"), **extra):
+def build(group: str, node: dict, supplied: dict | None = None, ignore=(ADDRESS,), **extra):
     """The component ``node`` describes, built with ``extra`` (the caller's arguments).
 
-    ``node`` is a plain dict with ``_target_``; its keys other than ``ignore``
-    are checked by :func:`check_arguments`, ``extra`` is not (the caller
-    validated it).  A ConfigError the class raises gets the ``group.`` prefix;
-    any other failure of the constructor names the group and the class.
+    ``node`` is a plain dict whose ``name`` is a registered component of
+    ``group``; its keys other than ``ignore`` are checked by
+    :func:`check_arguments`, ``extra`` is not (the caller validated it).  A
+    ConfigError the class raises gets the ``group.`` prefix; any other failure
+    of the constructor names the group and the class.
     """
-    cls = component_class(group, node.get("_target_"))
+    cls = component_class(group, node.get(ADDRESS))
     return instantiate(group, cls, {k: v for k, v in node.items() if k not in ignore}, supplied, **extra)
 
 
 def instantiate(group: str, cls: type, args: dict, supplied: dict | None = None, **extra):
     """``cls(**args, **extra)``, ``args`` checked by :func:`check_arguments` first.
 
-    For a caller that found the class itself (by ``_target_`` in :func:`build`,
-    by its short name in a paper's own config).  A ConfigError the class raises
+    For a caller that found the class itself (:func:`component_class`, or a
+    paper's own lookup among the names a task allows).  A ConfigError the class raises
     gets the ``group.`` prefix; any other failure of the constructor names the
     group and the class.
     """

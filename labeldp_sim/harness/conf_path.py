@@ -36,7 +36,7 @@ from labeldp_sim.harness.errors import ConfigError
 from labeldp_sim.harness.provenance import paper_packages
 
 __all__ = ["CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
-           "group_options", "paper_conf_dirs", "search_path_override"]
+           "group_options", "paper_conf_dirs", "search_path_override", "top_config"]
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CONF_PATH_VARIABLE = "LABELDP_SIM_CONF_PATH"
@@ -120,6 +120,15 @@ def conf_file(group: str, option: str) -> Path:
     """
     name = f"{option}.yaml"
     return next((d / group / name for d in conf_dirs() if (d / group / name).is_file()), CONF_DIR / group / name)
+
+
+def top_config(name: str) -> Path:
+    """The config ``/<name>`` of a defaults list (a YAML file at the top of a config directory, such
+    as ``conf/table1/table1.yaml``): the one composition reads, the first directory of
+    :func:`conf_dirs` that holds it.  None holds it: its path under ``conf/`` (which does not exist).
+    """
+    file = f"{name.strip('/')}.yaml"
+    return next((d / file for d in conf_dirs() if (d / file).is_file()), CONF_DIR / file)
 
 
 def search_path_override() -> list[str]:

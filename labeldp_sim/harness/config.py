@@ -49,7 +49,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from labeldp_sim.harness.conf_path import (CONF_DIR, CONF_PATH_VARIABLE, GROUPS, conf_dirs, conf_file, config_groups,
-                        group_options)
+                        group_options, top_config)
 from labeldp_sim.harness.errors import MISSING, ConfigError, check, first_line, is_int, is_number
 from labeldp_sim.harness.kinds import ROOT_KEYS, registered
 from labeldp_sim.harness.memory import (PLAN_BYTES_PER_TRIAL, MemoryBudget, Need, check_memory, check_plan_size, machine_memory,
@@ -58,7 +58,7 @@ from labeldp_sim.harness.settings import DaskSettings, RunnerSettings, SlurmSett
 
 __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_kind", "validate_runner",
            "validate_results_dir", "validate_common", "config_node", "root_value", "plain",
-           "CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
+           "CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups", "top_config",
            "PATHS", "BACKENDS", "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
            "MAX_N", "EPS_MIN", "EPS_MAX", "PER_SAMPLE_MAX_N", "group_options", "is_int", "is_number",
            "eps_allowed", "Need", "MemoryBudget", "memory_budget", "machine_memory",
@@ -483,10 +483,7 @@ def experiments_of_kind() -> dict:
     def included(entry: str) -> Path:
         # a defaults entry without a group: "/name" is a config at the top of a config directory,
         # "name" one of the experiment group (Hydra's paths relative to the including config)
-        if entry.startswith("/"):
-            name = f"{entry.strip('/')}.yaml"
-            return next((d / name for d in conf_dirs() if (d / name).is_file()), CONF_DIR / name)
-        return conf_file("experiment", entry)
+        return top_config(entry) if entry.startswith("/") else conf_file("experiment", entry)
 
     def kind_of(path: Path, seen=()):
         if path in seen or not path.exists():

@@ -11,8 +11,7 @@ ending in ``/`` names a folder).  It is read when a fingerprint is asked for,
 not when this module is imported.
 
 A package outside ``labeldp_sim`` (a plug-in: a paper loaded through
-``LABELDP_SIM_PLUGINS``, or the module of a mechanism a config names by
-``_target_``) is fingerprinted the same way, under its import name: every
+``LABELDP_SIM_PLUGINS``, or a module of components it imports) is fingerprinted the same way, under its import name: every
 module of it, less those its own ``<name>.paper`` declares (:func:`package_of`).
 """
 

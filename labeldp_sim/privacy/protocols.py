@@ -154,7 +154,7 @@ def mean_of_n_labels(counts, noise_variance: float = 0.0, T=None) -> CubeMeanMom
     return CubeMeanMoments(T, P, P - inv, inv, noise_variance * inv)
 
 
-# the component group of the label-privacy mechanisms, the one conf/table1/mechanism/*.yaml name by _target_
+# the component group of the label-privacy mechanisms, the one conf/table1/mechanism/*.yaml name
 MECHANISMS = "mechanism"
 
 
@@ -244,8 +244,8 @@ class Mechanism(Component, ABC):
     """What every mechanism states: its ε, what it protects, the tasks it fits.
 
     A :class:`~labeldp_sim.harness.components.Component`: the protocols below give
-    their mechanisms the group ``mechanism`` (a config reaches one by
-    ``_target_``; the privacy audit iterates the registries of every group
+    their mechanisms the group ``mechanism`` (a config reaches one by its
+    registered ``name``; the privacy audit iterates the registries of every group
     holding mechanisms), and each concrete class declares ``parameters``, its
     keyword parameters and what each accepts, and says what the audit runs for
     it (:meth:`audit_cases`).
@@ -335,10 +335,10 @@ class Mechanism(Component, ABC):
 
 def audit_recipe(module: str, function: str, with_class: bool = False) -> classmethod:
     """The ``audit_cases`` of a mechanism class whose audit is ``module.function(eps)`` (``(cls, eps)``
-    ``with_class``): named, like a config's ``_target_``, and imported only when the audit asks —
+    ``with_class``): named by its dotted path, and imported only when the audit asks —
     the audit's machinery stays out of every run's start-up, and no module imports its recipes'."""
     def audit_cases(cls, eps):
-        # a function named as a string (like a _target_), resolved when the audit asks
+        # a function named as a string, resolved when the audit asks
         recipe = getattr(importlib.import_module(module), function)
         return recipe(cls, eps) if with_class else recipe(eps)
 

@@ -19,7 +19,7 @@ label from each soft label and votes with its one-hot, the other reading.
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 import numpy as np
@@ -50,7 +50,7 @@ def _knn_vote(vectors, neighbours, rng):
     return np.argmax(scores, axis=1)
 
 
-class KClassMethod(Component):
+class KClassMethod(Component, ABC):
     """One ε-label-LDP method (or the non-private reference) ending in the kNN vote.
 
     Class attributes

@@ -18,7 +18,8 @@ from labeldp_sim.privacy.audit import (BIG, FULL_NB, LABEL_NB, AuditCases, CapCh
 from labeldp_sim.privacy.audit.mutants import full_eps_bits
 from labeldp_sim.privacy.grid import grid_probability
 from labeldp_sim.privacy.protocols import LOG_ODDS_LIMIT, CubeData
-from labeldp_sim.papers.table1.mechanisms import ExponentialMechanism, JointLaplace, JointRAPPOR, LaplaceCubeMean, LaplaceLabel
+from labeldp_sim.papers.table1.mechanisms import (ExponentialMechanism, ExponentialMechanismFull, JointLaplace, JointRAPPOR,
+                                                 LaplaceCubeMean, LaplaceCubeMeanFull, LaplaceLabel)
 
 __all__ = ["laplace_release_loss", "joint_rappor_realised_loss", "joint_rappor_audit", "exponential_audit",
            "laplace_audit", "laplace_cube_audit", "joint_laplace_audit"]
@@ -80,13 +81,17 @@ def _exp_losses(mech: ExponentialMechanism, K):
 
 
 def _exponential_exact(mech: ExponentialMechanism):
-    r"""Label neighbours change one cube's counts by a move e_j → e_k (17); a replaced record
-    (31) also removes a unit from one cube and adds one to another, whose releases are
-    independent, so that loss is the sum of two one-cube add/remove losses."""
+    r"""Label neighbours change one cube's counts by a move e_j → e_k (17)."""
+    move = max(_exp_losses(mech, K)[0] for K in (2, 3))
+    return move, (f"selection_probabilities (17) over all count vectors in [0,{EXP_RANGE}]^K, "
+                  f"K ∈ {{2,3}}, one label moved (closed-form sup: 2·weight)")
+
+
+def _exponential_full_exact(mech: ExponentialMechanismFull):
+    r"""A replaced record (31) moves a label within a cube, or removes a unit from one cube and adds
+    one to another, whose releases are independent: that loss is the sum of two one-cube
+    add/remove losses."""
     move, add = zip(*(_exp_losses(mech, K) for K in (2, 3)))
-    if mech.protection == "label":
-        return max(move), (f"selection_probabilities (17) over all count vectors in [0,{EXP_RANGE}]^K, "
-                           f"K ∈ {{2,3}}, one label moved (closed-form sup: 2·weight)")
     return max(max(move), 2 * max(add)), (
         f"selection_probabilities (31) over [0,{EXP_RANGE}]^K, K ∈ {{2,3}}: max(label moved in a cube, "
         f"2 × one record added/removed) (closed-form sup: 2·weight)")
@@ -160,13 +165,15 @@ CUBE_FULL_SETTINGS = ((128, 0.25, 1), (40, 0.25, 1), (512, 0.25, 2))  # (N, h, d
 
 
 def _laplace_cube_exact(mech: LaplaceCubeMean):
-    if mech.protection == "label":
-        # label (23)/(28) ignore N, h, d
-        law = [(_release_law(mech, a, 3, 1, 1.0, 1), _release_law(mech, b, 3, 1, 1.0, 1))
-               for a, b, _ in _cube_label_pairs()]
-        losses = [laplace_release_loss(la, lb) for la, lb in law]
-        return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (23)/(28): one label changed, "
-                             "n_l ∈ {1,2,3,8}, labels in {0, T/2, ±T, ±10T}")
+    # label (23)/(28) ignore N, h, d
+    law = [(_release_law(mech, a, 3, 1, 1.0, 1), _release_law(mech, b, 3, 1, 1.0, 1))
+           for a, b, _ in _cube_label_pairs()]
+    losses = [laplace_release_loss(la, lb) for la, lb in law]
+    return max(losses), ("Σ_l |Δμ_l|/b_l of location_and_scale (23)/(28): one label changed, "
+                         "n_l ∈ {1,2,3,8}, labels in {0, T/2, ±T, ±10T}")
+
+
+def _laplace_cube_full_exact(mech: LaplaceCubeMeanFull):
     losses = []
     for N, h, d in CUBE_FULL_SETTINGS:
         n0 = mech.n0(N, h, d)
@@ -269,7 +276,7 @@ class _MutantUnclippedCubeMean(LaplaceCubeMean):
         return location, scale
 
 
-class _MutantNoFloorCubeMean(LaplaceCubeMean):
+class _MutantNoFloorCubeMean(LaplaceCubeMeanFull):
     """Fixture: (34) with n_l instead of n_l ∨ n_0 in the denominator."""
 
     def location_and_scale(self, data, N, h, d):
@@ -296,7 +303,7 @@ class _MutantFullWeightExponential(ExponentialMechanism):
     """Fixture: weights exp(ε n_lj) instead of exp(ε n_lj/2) (sup loss 2ε)."""
 
     def __init__(self, epsilon):
-        super().__init__(epsilon, protection="label")
+        super().__init__(epsilon)
         self.weight = self.epsilon
 
 
@@ -316,13 +323,13 @@ EXPONENTIAL = Recipe("label neighbours: one label changed in a cube, counts n_l 
                      "one cube, counts (1, 5) vs (0, 6), K = 2", _exponential_exact, _draw_exponential)
 EXPONENTIAL_FULL = Recipe(FULL_NB + ": moved between cubes or relabelled, N fixed",
                           "two cubes (1,5),(0,5) vs (0,5),(0,6): record moved and relabelled",
-                          _exponential_exact, _draw_exponential_full)
+                          _exponential_full_exact, _draw_exponential_full)
 LAPLACE = Recipe(LABEL_NB + "; labels beyond the clip (±10T)", "y = +10T vs y' = −10T", _laplace_exact, _draw_laplace)
 LAPLACE_CUBE = Recipe("label neighbours: one label changed, cubes kept; smallest cubes n_l = 1, labels ±10T",
                       "one record per cube (n_l = 1), +10T vs −10T", _laplace_cube_exact, _draw_laplace_cube)
 LAPLACE_CUBE_FULL = Recipe(FULL_NB + ": moved between cubes of n around n_0 (and n_l = 0, 1), labels ±10T, N fixed",
                            "N = 128, h = 1/4, d = 1 (n_0 = 8): +10T alone in cube A vs −10T alone in B",
-                           _laplace_cube_exact, _draw_laplace_cube_full)
+                           _laplace_cube_full_exact, _draw_laplace_cube_full)
 JOINT_LAPLACE = Recipe(FULL_NB + " (cube and label), labels ±10T", "(cube 0, +10T) vs (cube 1, −10T)",
                        _joint_laplace_exact, _draw_joint_laplace)
 
@@ -362,16 +369,20 @@ def joint_rappor_audit(eps) -> AuditCases:
 
 
 def exponential_audit(eps) -> AuditCases:
-    """:class:`ExponentialMechanism`: ``exponential`` (17) and ``exponential_full`` (31)."""
+    """:class:`ExponentialMechanism` (``exponential``, (17))."""
     return AuditCases(
-        [Case("exponential", ExponentialMechanism(eps, protection="label"), EXPONENTIAL),
-         Case("exponential_full", ExponentialMechanism(eps, protection="features+label"), EXPONENTIAL_FULL)],
+        [Case("exponential", ExponentialMechanism(eps), EXPONENTIAL)],
         [Case("exponential: weight ε", _MutantFullWeightExponential(eps), EXPONENTIAL, "exponential",
               "exp(ε n_lj)")],
         [Careless("exponential: ε = 100", ExponentialMechanism, builds(100.0), "epsilon",
                   "ε = 100: a class one count behind is never drawn by the Gumbel-max sampler"),
          Careless("exponential: label K", ExponentialMechanism(eps), _release([0, 0], [0, 2], 1, K=2), "y",
                   "y = 2 with K = 2")])
+
+
+def exponential_full_audit(eps) -> AuditCases:
+    """:class:`ExponentialMechanismFull` (``exponential_full``, (31))."""
+    return AuditCases([Case("exponential_full", ExponentialMechanismFull(eps), EXPONENTIAL_FULL)])
 
 
 def laplace_audit(eps) -> AuditCases:
@@ -394,17 +405,22 @@ def laplace_audit(eps) -> AuditCases:
 
 
 def laplace_cube_audit(eps) -> AuditCases:
-    """:class:`LaplaceCubeMean`: ``laplace_cube`` (23)/(28) and ``laplace_cube_full`` (33)/(34)."""
+    """:class:`LaplaceCubeMean` (``laplace_cube``, (23)/(28))."""
     return AuditCases(
-        [Case("laplace_cube", LaplaceCubeMean(eps, T, protection="label"), LAPLACE_CUBE),
-         Case("laplace_cube_full", LaplaceCubeMean(eps, T, protection="features+label"), LAPLACE_CUBE_FULL)],
-        [Case("laplace_cube: clip removed", _MutantUnclippedCubeMean(eps, T, protection="label"), LAPLACE_CUBE,
-              "laplace_cube", "(23) on labels beyond T"),
-         Case("laplace_cube_full: no n_0 floor", _MutantNoFloorCubeMean(eps, T, protection="features+label"),
-              LAPLACE_CUBE_FULL, "laplace_cube_full", "S/n_l instead of S/(n_l ∨ n_0)")],
+        [Case("laplace_cube", LaplaceCubeMean(eps, T), LAPLACE_CUBE)],
+        [Case("laplace_cube: clip removed", _MutantUnclippedCubeMean(eps, T), LAPLACE_CUBE,
+              "laplace_cube", "(23) on labels beyond T")],
         [Careless("laplace_cube: label NaN", LaplaceCubeMean(eps, T), _release([0, 0], [0.5, np.nan], 1), "y",
-                  "y = NaN: the cube's estimate comes out NaN"),
-         Careless("laplace_cube_full: cell n_cells", LaplaceCubeMean(eps, T, protection="features+label"),
+                  "y = NaN: the cube's estimate comes out NaN")])
+
+
+def laplace_cube_full_audit(eps) -> AuditCases:
+    """:class:`LaplaceCubeMeanFull` (``laplace_cube_full``, (33)/(34))."""
+    return AuditCases(
+        [Case("laplace_cube_full", LaplaceCubeMeanFull(eps, T), LAPLACE_CUBE_FULL)],
+        [Case("laplace_cube_full: no n_0 floor", _MutantNoFloorCubeMean(eps, T), LAPLACE_CUBE_FULL,
+              "laplace_cube_full", "S/n_l instead of S/(n_l ∨ n_0)")],
+        [Careless("laplace_cube_full: cell n_cells", LaplaceCubeMeanFull(eps, T),
                   _release([0, 2], [0.5, 0.5], 2), "cells",
                   "cube index 2 with n_cells = 2: the release grows an entry that names the record")])
 

@@ -5,31 +5,38 @@ cell from their config groups (:mod:`.groups`), snaps the grid to the cell's law
 (:mod:`.points`), tunes every point and checks that the three fit the cell and
 each other and that a trial fits in memory — all before any trial is computed.
 The checks every kind shares are in :mod:`labeldp_sim.harness.config`.
+
+The build is three steps the law-free search (:mod:`.law_free.search`) runs too,
+with its own arguments instead of a rewritten config: :func:`read_cell` (the
+nodes, a searched family's parameter overrides applied), :func:`build_components`
+(at a list of dimensions) and :func:`plan_points` (from a sweeps mapping, its
+errors naming the key the user typed it under).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 from omegaconf import DictConfig
 
-from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, Need, RunnerSettings,
-                           check_memory, check_plan_size, config_node, eps_allowed, group_options, plain,
-                           root_value, validate_common)
+from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, JobBasics, Need,
+                                         check_memory, check_plan_size, config_node, eps_allowed, group_options,
+                                         plain, root_value, validate_common)
+from labeldp_sim.harness.components import ADDRESS
 from labeldp_sim.harness.errors import ConfigError, check, first_line, is_int, is_number
-from labeldp_sim.harness.kinds import code_packages, get_kind
-from labeldp_sim.harness.reads import settings_key
-from labeldp_sim.harness.sweeps import Rule, sweep_mapping, sweep_values
-from labeldp_sim.papers.table1.groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits, check_name, check_node,
-                     clip_level, group_class, mismatch, probe_mechanism)
+from labeldp_sim.harness.kinds import JobSpec, code_packages
 from labeldp_sim.harness.memory import TrialSize
+from labeldp_sim.harness.sweeps import Rule, sweep_mapping, sweep_values
+from labeldp_sim.papers.table1.groups import (OBJECT_GROUPS, build_object, check_accepts, check_mechanism_fits,
+                                              check_node, clip_level, group_class, mismatch, probe_mechanism)
 from labeldp_sim.papers.table1.paths import DataPath
 from labeldp_sim.papers.table1.points import FLOAT_ERRORS, MAX_CUBES, Point, make_points
 from labeldp_sim.papers.table1.theory import CELLS, Cell
 
-__all__ = ["Experiment", "build_experiment", "validate_sweeps", "d_mapping", "GRID_KEYS", "AXES", "DIMENSIONS"]
+__all__ = ["Experiment", "CellNodes", "Components", "build_experiment", "read_cell", "build_components",
+           "plan_points", "build_mechanism", "mechanism_key", "trial_needs", "point_needs", "validate_sweeps",
+           "d_mapping", "GRID_KEYS", "AXES", "DIMENSIONS"]
 
 GRID_KEYS = ("d", "reps", "reps_per_d", "sweeps")
 # the cube geometry indexes the G^d cubes through d-axis arrays: numpy's index functions take
@@ -43,30 +50,26 @@ DIMENSIONS = Rule(lambda v: is_int(v) and 1 <= v <= MAX_D, f"integers in [1, {MA
                   int)
 
 
-@dataclass
-class Experiment:
-    """Everything a Table I sweep needs, validated.
+@dataclass(kw_only=True)
+class Experiment(JobSpec):
+    """Everything a law-tied Table I sweep needs, validated (the job's basics: :class:`JobSpec`).
 
     Attributes
     ----------
-    name, cell : the experiment name and its Table I cell
+    cell : the experiment's Table I cell
     distributions : dict d -> distribution object
     mechanisms : dict point id -> mechanism object (ε and clipping level T per point)
     estimator : the estimator
     points : list of :class:`~labeldp_sim.grid.Point`
     reps, reps_per_d : replicates per point (``reps_per_d[d]`` overrides ``reps``)
-    seed : root seed
     path : ``runner.path`` as a :class:`~.paths.DataPath` (auto, per_sample, sufficient or exact)
-    runner : :class:`RunnerSettings`
-    results_dir : ``paths.results_dir`` (validated, not created)
-    config_key : :func:`~labeldp_sim.provenance.config_key` of everything that
-        determines a trial's numbers except its grid point (and the code)
     labels : names of the chosen distribution, mechanism and estimator
-    packages : the paper packages whose code the trials run (table1, and any a ``_target_`` names)
-    tol, min_points : ``fit.*``
+
+    ``config_key`` (:class:`JobSpec`) hashes everything that determines a trial's
+    numbers except its grid point (and the code of ``packages``: table1, and any
+    package a component's class comes from).
     """
 
-    name: str
     cell: Cell
     distributions: dict
     mechanisms: dict
@@ -74,15 +77,8 @@ class Experiment:
     points: list
     reps: int
     reps_per_d: dict
-    seed: int
     path: DataPath
-    runner: RunnerSettings
-    results_dir: Path
-    config_key: str
     labels: dict
-    tol: float
-    min_points: int
-    packages: tuple
 
     def replicates(self, point: Point) -> int:
         """Replicates at a point: ``grid.reps_per_d[d]`` if given, else ``grid.reps``; one exact entry
@@ -180,11 +176,11 @@ def _validate_grid(cfg) -> dict:
     return grid
 
 
-def _point_key(pt: Point) -> tuple[str, float]:
-    """The swept key of a point and the value requested there (for errors)."""
+def _point_key(pt: Point, sweeps: str = "grid.sweeps") -> tuple[str, float]:
+    """The swept key of a point under the sweeps at ``sweeps`` and the value requested there (for errors)."""
     if pt.axis == "N":
-        return "grid.sweeps.N.values", int(pt.N_requested)  # integral: checked by AXIS_RULES
-    return "grid.sweeps.eps.values", pt.eps_requested
+        return f"{sweeps}.N.values", int(pt.N_requested)  # integral: checked by AXIS_RULES
+    return f"{sweeps}.eps.values", pt.eps_requested
 
 
 def _count(n) -> str:
@@ -192,7 +188,7 @@ def _count(n) -> str:
     return f"{n:,}" if abs(n) < 10 ** 15 else f"{float(n):.3g}"
 
 
-def _check_noise_scale(mech, pt: Point, mech_node: dict) -> None:
+def _check_noise_scale(mech, pt: Point, mech_node: dict, sweeps: str) -> None:
     """A central full-DP cube mean's noise scale 6T/(n_0 ε), n_0 = n0_fraction · N h^d, must be > 0
     and at most :data:`MAX_NOISE_SCALE` at every point: the exact risk squares the released
     estimates, which overflow to inf (NaN risks, found only after the trials ran) beyond it."""
@@ -207,7 +203,7 @@ def _check_noise_scale(mech, pt: Point, mech_node: dict) -> None:
     if not ok:
         key, got = ("mechanism.n0_fraction", mech_node.get("n0_fraction"))
         if got is None:
-            key, got = _point_key(pt)
+            key, got = _point_key(pt, sweeps)
         raise ConfigError(key, got, f"values keeping the noise scale 6T/(n_0 eps) in (0, {MAX_NOISE_SCALE:g}] "
                                     f"(n_0 = n0_fraction·N·h^d at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
 
@@ -230,7 +226,7 @@ def _smallest_N(estimator, cell: Cell, eps: float, beta: float, d: int, p: float
     return hi
 
 
-def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float) -> ConfigError:
+def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float, sweeps: str) -> ConfigError:
     """k > N at a grid point: a fixed ``estimator.k`` is to blame, else the point's N (or ε)."""
     if estimator.k is not None:  # only kNN estimators reach here (tuning k)
         return ConfigError("estimator.k", k, f"1 <= k <= N (N = {pt.N:,} at d = {pt.d}, eps = {pt.eps:g})")
@@ -240,18 +236,57 @@ def _too_few_samples(estimator, cell: Cell, pt: Point, k, beta: float, p: float)
                            f"values giving k <= N at some N <= 2**53 (k = k_scale·N·h^d; k = {k:,} neighbours "
                            f"at N = {pt.N:,}, d = {pt.d}, eps = {pt.eps:g})")
     at_least = f"N >= {smallest:,} at d = {pt.d}, eps = {pt.eps:g}"
-    key, got = ("grid.sweeps.N.values", int(pt.N_requested)) if pt.axis == "N" else ("grid.sweeps.eps.N", pt.N)
+    key, got = _point_key(pt, sweeps) if pt.axis == "N" else (f"{sweeps}.eps.N", pt.N)
     return ConfigError(key, got, f"{at_least} (the kNN law gives k = {k:,} neighbours at N = {pt.N:,}; "
                                  "k must be <= N; or lower estimator.k_scale)")
 
 
-def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
-    """Validate a ``kind: rates`` configuration and build its :class:`Experiment`.
+@dataclass(frozen=True)
+class CellNodes:
+    """A cell's validated config nodes, before anything is built from them.
 
-    Raises ConfigError on the first bad key or value, before any computation;
-    creates nothing.  ``snapped=False`` (law-free runs) keeps every point at
-    its requested N and ε (:func:`~.points.make_points`); the point's tuning,
-    clip level and mechanism follow the law there, validated as law-tied ones.
+    Attributes
+    ----------
+    basics : the job's :class:`~labeldp_sim.harness.config.JobBasics`
+    name, cell : the experiment name and its Table I cell
+    nodes : dict group -> plain node (the distribution's with the caller's parameter overrides)
+    classes : dict group -> the class its ``name`` resolves to
+    path : ``runner.path`` as a :class:`~.paths.DataPath`
+    """
+
+    basics: JobBasics
+    name: str
+    cell: Cell
+    nodes: dict
+    classes: dict
+    path: DataPath
+
+
+@dataclass(frozen=True)
+class Components:
+    """The objects one cell runs, built once from its :class:`CellNodes` for a list of dimensions.
+
+    Attributes
+    ----------
+    distributions : dict d -> distribution object
+    estimator : the estimator
+    labels : names of the chosen distribution, mechanism and estimator
+    packages : the paper packages whose code the trials run (table1, and any a class comes from)
+    """
+
+    distributions: dict
+    estimator: object
+    labels: dict
+    packages: tuple
+
+
+def read_cell(cfg: DictConfig, distribution: dict | None = None) -> CellNodes:
+    """Validate the job's basics, its cell and the nodes of its component groups.
+
+    ``distribution`` overrides parameters of the distribution node (the law-free
+    search's linear-edge family: ``{"shape": "linear_edge", "C_M": 8.0}``) before
+    the node is checked, so a searched family is validated as if the user had
+    typed it, while the composed ``cfg`` (whose key names the job) stays as typed.
     """
     kind = root_value(cfg, "kind", "rates")
     basics = validate_common(cfg, kind)
@@ -259,32 +294,39 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     name = basics.name
     cell_name = root_value(cfg, "cell", name)
     check(isinstance(cell_name, str) and cell_name in CELLS, "cell", cell_name, sorted(CELLS))
-    cell = CELLS[cell_name]
-
     # keys and values of every group before anything is built; the distribution first:
     # estimator.h_scale interpolates ${distribution.h_scale}, and a bad value there is the distribution's
     nodes, classes = {}, {}
     for group in OBJECT_GROUPS:
-        check(group in cfg and isinstance(cfg[group], DictConfig) and "_target_" in cfg[group],
+        check(group in cfg and isinstance(cfg[group], DictConfig) and ADDRESS in cfg[group],
               group, plain(cfg.get(group)), group_options(group))
         nodes[group] = config_node(cfg, group)
+        if group == "distribution":
+            nodes[group].update(distribution or {})
         classes[group] = group_class(group, nodes[group])
         check_node(group, nodes[group], classes[group])
-    grid = _validate_grid(cfg)
     path = DataPath(str(cfg.runner.path))  # checked against PATHS by validate_runner
+    return CellNodes(basics=basics, name=name, cell=CELLS[cell_name], nodes=nodes, classes=classes, path=path)
 
-    distributions = {int(d): build_object("distribution", nodes["distribution"], d=int(d)) for d in grid["d"]}
+
+def build_components(parts: CellNodes, dims: list) -> Components:
+    """The distribution at each d of ``dims``, the estimator, and their fit to the cell and the mechanism.
+
+    The mechanism is probed here (built at a valid ε) but built per point by
+    :func:`plan_points`: its ε and clip level are the point's.
+    """
+    nodes, cell, name = parts.nodes, parts.cell, parts.name
+    distributions = {int(d): build_object("distribution", nodes["distribution"], d=int(d)) for d in dims}
     first = next(iter(distributions.values()))
-    dist_label = nodes["distribution"].get("name")
     if first.task != cell.task:
-        raise mismatch("distribution", dist_label, f"a {cell.task} distribution for cell {cell.name}",
-                        cell, name, lambda c: c.task == first.task)
+        raise mismatch("distribution", nodes["distribution"].get("name"),
+                       f"a {cell.task} distribution for cell {cell.name}", cell, name, lambda c: c.task == first.task)
 
     estimator = build_object("estimator", nodes["estimator"])
     est_tasks = estimator.tasks
     if cell.task not in est_tasks:
         raise mismatch("estimator", nodes["estimator"].get("name"), f"an estimator for {cell.task}",
-                        cell, name, lambda c: c.task in est_tasks)
+                       cell, name, lambda c: c.task in est_tasks)
 
     # the mechanism against the cell before the estimator against the mechanism, and both before
     # any tuning: a regression mechanism on a classification cell would otherwise reach its clip
@@ -292,25 +334,68 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
     probe = probe_mechanism(nodes["mechanism"])
     check_mechanism_fits(probe, nodes["mechanism"].get("name"), cell, name)
     check_accepts(estimator, nodes["estimator"].get("name"), nodes["mechanism"], cell)
-    for group in OBJECT_GROUPS:
-        check_name(group, nodes[group])
+    return Components(distributions=distributions, estimator=estimator,
+                      labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
+                      packages=code_packages("table1", parts.classes.values()))
 
+
+def mechanism_key(eps: float, T) -> tuple:
+    """The key of the mechanism at ε with clip level ``T`` (None or NaN: it does not clip) in a
+    cache of built mechanisms: a mechanism is a function of (ε, T) alone."""
+    return float(eps), None if T is None or np.isnan(T) else float(T)
+
+
+def build_mechanism(node: dict, built: dict, eps: float, T=None):
+    """The mechanism of ``node`` at ε and clip level ``T``, built once per (ε, T) into ``built``
+    (an N sweep's points share their ε, and the law-free oracle clip levels reuse the law's)."""
+    key = mechanism_key(eps, T)
+    if key not in built:
+        extra = {} if key[1] is None else {"T": key[1]}
+        built[key] = build_object("mechanism", node, epsilon=key[0], **extra)
+    return built[key]
+
+
+def plan_points(parts: CellNodes, comps: Components, sweeps: dict, dims: list, sweeps_key: str = "grid.sweeps",
+                snapped: bool = True, built: dict | None = None) -> tuple[list, dict]:
+    """The cell's points of ``sweeps`` at each d of ``dims``, tuned, and the mechanism of each.
+
+    Parameters
+    ----------
+    parts, comps : the cell (:func:`read_cell`) and its components (:func:`build_components` at ``dims``)
+    sweeps : the plain sweeps mapping (validated by :func:`validate_sweeps` at ``sweeps_key``)
+    dims : the dimensions
+    sweeps_key : where the user typed ``sweeps`` (``grid.sweeps`` or ``law_free.sweeps``): every
+        error about a point names a key under it
+    snapped : False (law-free runs) keeps every point at its requested N and ε
+        (:func:`~.points.make_points`); the point's tuning, clip level and mechanism follow
+        the law there, validated as law-tied ones
+    built : cache (ε, T) -> mechanism (:func:`build_mechanism`), filled here
+
+    Returns
+    -------
+    points : list of tuned :class:`~.points.Point`
+    mechanisms : dict point id -> the mechanism at the point's ε and clip level
+    """
+    nodes, cell, name, path = parts.nodes, parts.cell, parts.name, parts.path
+    first, estimator = next(iter(comps.distributions.values())), comps.estimator
+    built = {} if built is None else built
     beta, p_moment = first.beta, first.p
-    points = make_points(name, cell, grid, beta, first.h_scale, p_moment, snapped)  # FP errors -> ConfigError
+    points = make_points(name, cell, {"d": dims, "sweeps": sweeps}, beta, first.h_scale, p_moment, snapped,
+                         sweeps_key)
     tuned = []
     for pt in points:
-        key, requested = _point_key(pt)
+        key, requested = _point_key(pt, sweeps_key)
         check(1 <= pt.N <= MAX_N, key, requested,
               f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
         check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
               f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
-        dist = distributions[pt.d]
+        dist = comps.distributions[pt.d]
         try:
             with np.errstate(all="raise"):
                 law = estimator.tune(pt, cell, dist)  # the estimator's own law: G_est, and k for a kNN
                 G_est, k = law.G_est, law.k
                 if estimator.tuning == "k" and not 1 <= k <= pt.N:
-                    raise _too_few_samples(estimator, cell, pt, k, beta, p_moment)
+                    raise _too_few_samples(estimator, cell, pt, k, beta, p_moment, sweeps_key)
                 T = clip_level(nodes["mechanism"], dist, pt.h)
                 valid = dist.construction_valid(pt.G)
         except FLOAT_ERRORS as err:
@@ -326,23 +411,22 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
 
     mechanisms = {}
     for pt in points:
-        extra = {} if np.isnan(pt.T) else {"T": pt.T}
         try:
             with np.errstate(all="raise"):
-                mechanisms[pt.id] = build_object("mechanism", nodes["mechanism"], epsilon=pt.eps, **extra)
+                mechanisms[pt.id] = build_mechanism(nodes["mechanism"], built, pt.eps, pt.T)
         except FLOAT_ERRORS as err:
-            key, requested = _point_key(pt)
+            key, requested = _point_key(pt, sweeps_key)
             raise ConfigError(key, requested, f"values the mechanism can use in float64 "
                               f"({first_line(err)})") from None
         except ConfigError as err:
             if err.key != "mechanism.epsilon":
                 raise
-            # ε comes from the grid, so the grid's key is the one the user typed
-            key, requested = _point_key(pt) if pt.axis == "eps" else ("grid.sweeps.N.eps", pt.eps)
+            # ε comes from the sweeps, so their key is the one the user typed
+            key, requested = _point_key(pt, sweeps_key) if pt.axis == "eps" else (f"{sweeps_key}.N.eps", pt.eps)
             raise ConfigError(key, requested, f"eps values this mechanism takes: {err.allowed}") from None
     check_mechanism_fits(next(iter(mechanisms.values())), nodes["mechanism"].get("name"), cell, name)
     for pt in points:
-        _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"])
+        _check_noise_scale(mechanisms[pt.id], pt, nodes["mechanism"], sweeps_key)
     if not _sufficient_possible(first, estimator) and path is DataPath.SUFFICIENT:
         raise ConfigError("runner.path", "sufficient",
                           "auto or per_sample (this distribution/estimator has no sufficient statistics)")
@@ -350,26 +434,34 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
         too_big = [pt.N for pt in points if pt.N > PER_SAMPLE_MAX_N]
         check(not too_big, "runner.path", str(path),
               f"N <= {PER_SAMPLE_MAX_N:,} for per-sample trials (grid has N = {max(too_big or [0]):,})")
+    labels = comps.labels
+    exact = all(estimator.exact_for(comps.distributions[pt.d], mechanisms[pt.id]) for pt in points)
+    check(path is not DataPath.EXACT or exact, "runner.path", str(path),
+          f"auto, per_sample or sufficient ({labels['estimator']} states no exact expected risk "
+          f"under {labels['mechanism']} on {labels['distribution']}: Monte Carlo)")
+    return points, mechanisms
 
-    packages = code_packages("table1", classes.values())
-    exp = Experiment(
-        name=name, cell=cell, distributions=distributions, mechanisms=mechanisms,
-        estimator=estimator, points=points, reps=int(grid["reps"]),
-        reps_per_d=dict(grid["reps_per_d"]),
-        seed=basics.seed, path=path, runner=basics.runner, results_dir=basics.results_dir,
-        config_key=settings_key(cfg, get_kind("rates").for_spec(cfg, None), packages), packages=packages,
-        labels={g: str(nodes[g].get("name", g)) for g in OBJECT_GROUPS},
-        tol=basics.tol, min_points=basics.min_points,
-    )
-    check(path is not DataPath.EXACT or exp.exact_everywhere(), "runner.path", str(path),
-          f"auto, per_sample or sufficient ({exp.labels['estimator']} states no exact expected risk "
-          f"under {exp.labels['mechanism']} on {exp.labels['distribution']}: Monte Carlo)")
-    if not snapped and exp.exact_possible():
-        return exp  # law-free entries are exact expectations: no trial holds data (minimax checks the rest)
+
+def build_experiment(cfg: DictConfig) -> Experiment:
+    """Validate a ``kind: rates`` configuration and build its law-tied :class:`Experiment`.
+
+    Raises ConfigError on the first bad key or value, before any computation;
+    creates nothing.  The steps (:func:`read_cell`, :func:`build_components`,
+    :func:`plan_points`) are the law-free search's too, which passes its own
+    dimensions, sweeps and family.
+    """
+    parts = read_cell(cfg)
+    grid = _validate_grid(cfg)
+    comps = build_components(parts, grid["d"])
+    points, mechanisms = plan_points(parts, comps, grid["sweeps"], grid["d"])
+    exp = Experiment.of(parts.basics, cfg, comps.packages,
+                        cell=parts.cell, distributions=comps.distributions, mechanisms=mechanisms,
+                        estimator=comps.estimator, points=points, reps=int(grid["reps"]),
+                        reps_per_d=dict(grid["reps_per_d"]), path=parts.path, labels=comps.labels)
     needs = {pt.id: trial_needs(exp, pt) for pt in points}
     worst = max(points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
     check_memory(needs[worst.id], exp.runner, f"at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
-    per_d = {d: reps for d, reps in exp.reps_per_d.items() if d in distributions}
+    per_d = {d: reps for d, reps in exp.reps_per_d.items() if d in exp.distributions}
     check_plan_size(sum(exp.replicates(pt) for pt in points), next(
         (f"grid.reps_per_d.{d}" for d, reps in per_d.items() if reps > exp.reps), "grid.reps"),
         max([exp.reps, *per_d.values()]), exp.runner)
@@ -377,6 +469,13 @@ def build_experiment(cfg: DictConfig, snapped: bool = True) -> Experiment:
 
 
 def trial_needs(exp: Experiment, pt: Point, path: DataPath | None = None, G_inst: int | None = None) -> list:
+    """The arrays one trial of ``exp`` at ``pt`` holds (:func:`point_needs` on ``exp``'s path there)."""
+    return point_needs(exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator, pt,
+                       DataPath(path or exp.trial_path(pt)), G_inst)
+
+
+def point_needs(dist, mech, est, pt: Point, path: DataPath, G_inst: int | None = None,
+                sweeps_key: str = "grid.sweeps") -> list:
     """The arrays one trial at ``pt`` holds, as lower bounds (:class:`~labeldp_sim.harness.config.Need`).
 
     The N samples on the per-sample path (N × (d + 1) float64: features and cube
@@ -384,15 +483,15 @@ def trial_needs(exp: Experiment, pt: Point, path: DataPath | None = None, G_inst
     trial's :class:`~labeldp_sim.harness.memory.TrialSize` (their ``trial_needs``:
     kNN test points and query chunks, per-cube counts or the cell model, report
     bits or one-hots, the randomized-response matrix...).  ``G_inst`` is the
-    instance's cube count (default: the point's G).
+    instance's cube count (default: the point's G).  The needs name the point's
+    key under ``sweeps_key``, where the user typed its sweeps.
     """
-    dist, mech, est = exp.distributions[pt.d], exp.mechanisms[pt.id], exp.estimator
-    path = DataPath(path or exp.trial_path(pt))
+    path = DataPath(path)
     if path is DataPath.EXACT:
         return []  # an expected risk in closed form holds a few numbers per cube count
-    key, got = _point_key(pt)
+    key, got = _point_key(pt, sweeps_key)
     if pt.axis == "eps":  # the size comes from the sweep's fixed N
-        key, got = "grid.sweeps.eps.N", pt.N
+        key, got = f"{sweeps_key}.eps.N", pt.N
     size = TrialSize(N=pt.N, d=pt.d, K=float(dist.K or 0), cubes=float(pt.G_est) ** pt.d, key=key, got=got,
                      per_sample=path is DataPath.PER_SAMPLE, sufficient=path is DataPath.SUFFICIENT)
     needs = []

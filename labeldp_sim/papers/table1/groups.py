@@ -1,7 +1,7 @@
 """The three object groups of a Table I cell: distribution, mechanism and estimator.
 
 Each node names a :class:`~labeldp_sim.harness.components.Component` of its group
-by ``_target_``; the class's declared ``parameters`` say which keys the node
+by its registered ``name`` (the option's file name, and the label of the outputs); the class's declared ``parameters`` say which keys the node
 may hold and what each accepts (:func:`check_node`), and :func:`build_object`
 builds it with what the grid supplies per point: ``distribution.d`` comes from
 ``grid.d`` and ``mechanism.epsilon`` from the sweeps, so neither may be set.
@@ -10,23 +10,20 @@ a number or null and ``mechanism.T_scale`` the constant of the theory's level
 (:func:`clip_level`), neither a constructor argument.
 
 Then the three must fit the cell and each other: the task and privacy model of
-the cell, the protocols the estimator accepts, and a ``name`` that is the option
-chosen (it labels the outputs).
+the cell, and the protocols the estimator accepts.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from omegaconf import OmegaConf
 
-from labeldp_sim.harness.components import build, check_arguments, component_class
+from labeldp_sim.harness.components import ADDRESS, build, check_arguments, component_class
 from labeldp_sim.harness.config import conf_file, group_options
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
 from labeldp_sim.papers.table1.theory import CELLS, Cell
 
 __all__ = ["OBJECT_GROUPS", "FROM_GRID", "group_class", "check_node", "build_object", "clip_level",
-           "probe_mechanism", "check_mechanism_fits", "check_accepts", "check_name", "mismatch"]
+           "probe_mechanism", "check_mechanism_fits", "check_accepts", "mismatch"]
 
 OBJECT_GROUPS = ("distribution", "mechanism", "estimator")
 # constructor arguments that come from the grid, never from the group's node
@@ -35,12 +32,12 @@ FROM_GRID = {"distribution": {"d": "grid.d"},
 # per group, a parameter the sweep sets at each point and the node's keys that say how (they
 # are allowed, and are not constructor arguments, only when the class takes that parameter)
 TUNED = {"mechanism": {"T": ("T", "T_scale")}}
-LABEL_KEYS = ("_target_", "name")
+LABEL_KEYS = (ADDRESS,)
 
 
 def group_class(group: str, node: dict) -> type:
-    """The component class ``<group>._target_`` names (ConfigError when it names none of the group)."""
-    return component_class(group, node.get("_target_"))
+    """The component class ``<group>.name`` names (ConfigError listing the group's names otherwise)."""
+    return component_class(group, node.get(ADDRESS))
 
 
 def _tuning_keys(group: str, cls: type) -> tuple:
@@ -59,7 +56,7 @@ def _supplied(group: str, node: dict) -> dict:
 def check_node(group: str, node: dict, cls: type) -> None:
     """Refuse a key of ``node`` that the class does not take, or a value its declaration refuses.
 
-    Allowed: ``_target_``, ``name``, the class's declared parameters except the
+    Allowed: ``name``, the class's declared parameters except the
     ones the grid sets, and the tuning keys of a parameter set per point
     (``mechanism.T_scale`` for a mechanism that takes ``T``).
     """
@@ -113,8 +110,8 @@ def _options_that(group: str, fits, build_one=None) -> list[str]:
     """The YAML options of ``group`` that ``fits`` (for messages).
 
     ``fits`` is asked about the option's class, or about its object
-    ``build_one(node)`` when the fit depends on the parameters (a mechanism's
-    privacy depends on its ``protection``).  Values interpolated from other
+    ``build_one(node)`` when the fit depends on the object (a mechanism's
+    privacy is an attribute its constructor may set).  Values interpolated from other
     groups (``${distribution.h_scale}``) are left to the class's defaults: only
     the object's kind matters here.
     """
@@ -173,26 +170,3 @@ def check_mechanism_fits(mech, label, cell: Cell, name: str) -> None:
                                  probe_mechanism)
         raise mismatch("mechanism", label, matching or f"a {cell.privacy} mechanism",
                        cell, name, lambda c: c.task in mech_tasks and c.privacy == mech_privacy)
-
-
-@lru_cache(maxsize=None)
-def _group_yaml(group: str, option: str) -> dict:
-    """The YAML of one option of a config group, as written (read once; do not modify)."""
-    return OmegaConf.to_container(OmegaConf.load(conf_file(group, option)), resolve=False)
-
-
-def check_name(group: str, node: dict) -> None:
-    """``<group>.name`` labels the outputs (trials.csv, Table I): it must be the option the node is.
-
-    The options it may be are the group's YAML files with the node's ``_target_``
-    (and ``protection``, where an option fixes it: ``exponential`` and
-    ``exponential_full`` share a class).  A class no option names (a ``_target_``
-    of the user's own) may carry any name.
-    """
-    label = node.get("name")
-    same = [option for option in group_options(group)
-            if (yaml := _group_yaml(group, option)).get("_target_") == node.get("_target_")
-            and ("protection" not in yaml or yaml["protection"] == node.get("protection", yaml["protection"]))]
-    if same and label not in same:
-        raise ConfigError(f"{group}.name", label, f"{', '.join(same)} (the name labels the outputs and comes "
-                          f"with the {group} choice: to run another {group}, choose {group}=<name>)")

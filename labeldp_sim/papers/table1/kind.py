@@ -109,7 +109,7 @@ class _LawFreeRates(RatesKind):
                 unread["law_free.reps"] = Unread("the entries are exact expectations, one per entry", refuse=False)
             if spec.T_grid == (None,):
                 unread["law_free.T_range"] = Unread("only heavy-tailed cells search a clip level", refuse=False)
-            if spec.exp.estimator.tuning != "k":
+            if spec.estimator.tuning != "k":
                 unread["law_free.n_test"] = Unread("only kNN cells integrate over test points", refuse=False)
         return unread
 

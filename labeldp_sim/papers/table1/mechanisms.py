@@ -11,7 +11,7 @@ papers' laws in floating point.  Floating-point Laplace noise leaks through its
 low-order bits (Mironov 2012), and RAPPOR's bits and the exponential mechanism's
 Gumbel-max draw compare float64 uniforms (a grid of 2^-53) with their
 probabilities.  The audit measures the low-bit leak and reports it as a known,
-stated limitation (README, "Privacy: threat model and what the audit covers").
+stated limitation (docs/audit.md, "Privacy: threat model and what the audit covers").
 
 To add a mechanism: subclass a protocol, implement its abstract methods, state
 ``privacy``/``tasks`` and the proof, declare ``parameters`` (its keyword parameters
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeldp_sim.privacy.choice_law import ChoiceLaw
-from labeldp_sim.harness.components import Interval, Nullable, Options
+from labeldp_sim.harness.components import Interval, Nullable
 from labeldp_sim.harness.errors import check
 from labeldp_sim.harness.memory import Need
 from labeldp_sim.privacy.protocols import (FULL_CENTRAL, FULL_LOCAL, LABEL_CENTRAL, LABEL_LOCAL, LOG_ODDS_LIMIT,
@@ -38,11 +38,11 @@ from labeldp_sim.privacy.grid import RAPPOR_EPSILON_LIMIT
 from labeldp_sim.privacy.rappor import RAPPOR, RAPPOR_LIMIT, bit_report_needs
 from labeldp_sim.papers.table1.noisy_ratio import floored_ratio_moments
 
-__all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "LaplaceLabel", "LaplaceCubeMean", "JointLaplace"]
+__all__ = ["RAPPOR", "JointRAPPOR", "ExponentialMechanism", "ExponentialMechanismFull", "LaplaceLabel",
+           "LaplaceCubeMean", "LaplaceCubeMeanFull", "JointLaplace"]
 
 # the parameters several mechanisms declare
 CHUNK = Interval(int, 1, None, note="reports per block")
-PROTECTION = Options("label", "features+label")
 # T comes from the experiment (the config's T, 'theory' or a number, times T_scale), never NaN or inf
 CLIP_LEVEL = Interval(float, 0, None, closed="neither", note="the clipping level")
 AUDIT = "labeldp_sim.papers.table1.audit"  # the recipes of these classes (imported by the audit only)
@@ -143,17 +143,14 @@ class JointRAPPOR(CubeSumMechanism):
 
 
 class ExponentialMechanism(CentralMechanism):
-    r"""Exponential mechanism per cube, (17) and (31): ε-label CDP or ε-DP.
+    r"""Exponential mechanism per cube (17): ε-label CDP.
 
-    P(c_l = j) ∝ exp(ε' n_lj) with ε' = ε/2 for label privacy (17) and
-    ε' = ε/4 for features and label (31).
+    P(c_l = j) ∝ exp(ε' n_lj) with ε' = ε/2 (``share`` = 2).
 
-    Privacy.  Label CDP: changing one label changes the counts n_l· of one
-    cube only, each by at most 1 (sensitivity 1), and the exponential
-    mechanism with weights exp(ε u/2) is ε-DP for a score of sensitivity 1
-    [68].  Full DP: replacing one sample (x, y) can change two cubes' counts;
-    each cube's release is (ε/2)-DP by the same argument with ε/4, and the
-    two compose to ε (Theorem 13).  The other cubes' releases do not change.
+    Privacy.  Changing one label changes the counts n_l· of one cube only,
+    each by at most 1 (sensitivity 1), and the exponential mechanism with
+    weights exp(ε u/2) is ε-DP for a score of sensitivity 1 [68].  The other
+    cubes' releases do not change.
 
     Sampling uses the Gumbel-max trick: argmax_j(ε' n_lj + Gumbel) has exactly
     the law (17).  numpy's Gumbel draws are −ln(−ln U) with U = 1 − k·2^-53 on the
@@ -172,23 +169,18 @@ class ExponentialMechanism(CentralMechanism):
     """
 
     name = "exponential"
-    privacy = LABEL_CENTRAL  # the default protection; __init__ sets the instance's
+    privacy = LABEL_CENTRAL
+    share = 2.0  # ε' = ε / share: the budget one cube's release spends per unit of count
     exact_choice = True
     epsilon_limit = ("beyond it a class one count behind has probability 1/(1+e^ε') < 2^-52, "
                      "which the Gumbel-max draw cannot represent")
-    # ε' = ε/2 (label) or ε/4 (features+label): the bound on ε depends on protection, checked in __init__
-    parameters = {"epsilon": epsilon_parameter(4 * LOG_ODDS_LIMIT, "4·36.04 with protection features+label, "
-                                                                   "2·36.04 with label"),
-                  "protection": PROTECTION}
+    parameters = {"epsilon": epsilon_parameter(2 * LOG_ODDS_LIMIT, "2·36.04: ε' = ε/2 <= 36.04")}
     audit_cases = audit_recipe(AUDIT, "exponential_audit")
 
-    def __init__(self, epsilon, protection="label"):
-        self.check_parameters(protection=protection)
-        self.max_epsilon = LOG_ODDS_LIMIT * (2.0 if protection == "label" else 4.0)
+    def __init__(self, epsilon):
+        self.max_epsilon = LOG_ODDS_LIMIT * self.share
         super().__init__(epsilon)
-        self.protection = protection
-        self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
-        self.weight = self.epsilon / (2.0 if protection == "label" else 4.0)
+        self.weight = self.epsilon / self.share
 
     def selection_probabilities(self, scores):
         """The law (17)/(31) of the released class per cube, shape like scores."""
@@ -213,8 +205,25 @@ class ExponentialMechanism(CentralMechanism):
         """P(the release is the class of larger mass in the cube), tilt = the mass difference."""
         return self.argmax_choice_law(N, mass, K).probability(abs(tilt))
 
-    def __repr__(self):
-        return f"ExponentialMechanism(epsilon={self.epsilon}, protection={self.protection!r})"
+
+class ExponentialMechanismFull(ExponentialMechanism):
+    r"""Exponential mechanism per cube with ε/4 (31): ε-DP for features and label (Theorem 13).
+
+    P(c_l = j) ∝ exp(ε' n_lj) with ε' = ε/4 (``share`` = 4).
+
+    Privacy.  Replacing one sample (x, y) can change two cubes' counts; each
+    cube's release is (ε/2)-DP by the argument of (17) with ε/4, and the two
+    compose to ε (Theorem 13).  The other cubes' releases do not change.  The
+    Gumbel-max sampler's limit is :class:`ExponentialMechanism`'s, at ε' = ε/4.
+
+    Simulation mechanism, not for releasing real data (module docstring).
+    """
+
+    name = "exponential_full"
+    privacy = FULL_CENTRAL
+    share = 4.0
+    parameters = {"epsilon": epsilon_parameter(4 * LOG_ODDS_LIMIT, "4·36.04: ε' = ε/4 <= 36.04")}
+    audit_cases = audit_recipe(AUDIT, "exponential_full_audit")
 
 
 # --------------------------------------------------------------------------- regression
@@ -283,18 +292,74 @@ class LaplaceLabel(CubeSumMechanism, NoisyLabel):
         return f"LaplaceLabel(epsilon={self.epsilon}, T={self.T:.4g})"
 
 
-class LaplaceCubeMean(CentralMechanism):
-    r"""Central Laplace cube means: (23), (28) for labels; (33), (34) for features and labels.
+class _LaplaceCubeRelease(CentralMechanism):
+    """What the two central Laplace cube means share: a clip level T and a release that adds
+    Laplace noise of the scales :meth:`location_and_scale` states (NaN: the cube is released as is)."""
 
-    ``protection="label"``:  η̂_l = (1/n_l) Σ_{X_i ∈ B_l} Clip(Y_i, T) + Lap(2T/(n_l ε)),
-    η̂_l = 0 on empty cubes.  Privacy: with the features fixed, changing one
-    label moves one cube's clipped mean by at most 2T/n_l, the Laplace scale
-    over ε, so the release is ε-label CDP (Theorems 8, 12).
+    tasks = ("regression",)
+    exact_cube_mean = True
 
-    ``protection="features+label"``:  η̂_l = Σ Clip(Y_i, T)/(n_l ∨ n_0) + Lap(6T/(n_0 ε)),
-    n_0 = n0_fraction · N h^d (35), default c θ/2 with c = 1 and θ = 2^(−d)
-    for the uniform density on [0,1]^d.  Privacy (Theorem 14): replacing one
-    sample changes at most two cubes; in each, S/(n ∨ n_0) moves by at most
+    def __init__(self, epsilon, T):
+        super().__init__(epsilon)
+        self.T = _check_T(T)
+
+    def _release(self, data, rng, N, h, d, K=None):
+        location, scale = self.location_and_scale(data, N, h, d)
+        noisy = ~np.isnan(scale)
+        # a tiny ε overflows 2T/(n_l ε) or 6T/(n_0 ε) to inf (NaN estimates), a huge one underflows it to 0
+        check(bool(np.all(np.isfinite(scale[noisy]) & (scale[noisy] > 0))), "epsilon", self.epsilon,
+              "a number > 0 that keeps every cube's noise scale finite and > 0 in float64")
+        estimate = location.copy()
+        estimate[noisy] += rng.laplace(0.0, scale[noisy])
+        return estimate
+
+
+class LaplaceCubeMean(_LaplaceCubeRelease):
+    r"""Central label-DP Laplace cube means, (23) and clipped (28): ε-label CDP.
+
+    η̂_l = (1/n_l) Σ_{X_i ∈ B_l} Clip(Y_i, T) + Lap(2T/(n_l ε)), η̂_l = 0 on empty
+    cubes.  Privacy: with the features fixed, changing one label moves one
+    cube's clipped mean by at most 2T/n_l, the Laplace scale over ε, so the
+    release is ε-label CDP (Theorems 8, 12).
+
+    Clipping and noise both happen in :meth:`release`, on either path.
+
+    Simulation mechanism, not for releasing real data: floating-point Laplace
+    noise leaks through its low-order bits (Mironov 2012).
+    """
+
+    name = "laplace_cube"
+    privacy = LABEL_CENTRAL
+    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL}
+    audit_cases = audit_recipe(AUDIT, "laplace_cube_audit")
+
+    def location_and_scale(self, data, N, h, d):
+        """The law of the release: per-cube Laplace location and scale (NaN scale: released 0)."""
+        n, S = data.n(), data.clipped_sums(self.T)
+        occupied = n > 0
+        location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
+        scale = np.full(len(S), np.nan)
+        with np.errstate(over="ignore"):  # an infinite scale is refused by release, in one line
+            scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
+        return location, scale
+
+    def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
+        """Moments of :meth:`release` over the cube's count n (:class:`CubeMeanMoments`): the clipped
+        mean plus Lap(2T/(nε)) on occupied cubes, variance 8T²/(ε² n²)."""
+        m = mean_of_n_labels(counts, T=self.T)
+        return m._replace(b0=8 * self.T ** 2 / self.epsilon ** 2 * counts.inverse_square)
+
+    def __repr__(self):
+        return f"LaplaceCubeMean(epsilon={self.epsilon}, T={self.T:.4g})"
+
+
+class LaplaceCubeMeanFull(_LaplaceCubeRelease):
+    r"""Central Laplace cube means for features and labels, (33) and (34): ε-DP.
+
+    η̂_l = Σ Clip(Y_i, T)/(n_l ∨ n_0) + Lap(6T/(n_0 ε)), n_0 = n0_fraction · N h^d
+    (35), default c θ/2 with c = 1 and θ = 2^(−d) for the uniform density on
+    [0,1]^d.  Privacy (Theorem 14): replacing one sample changes at most two
+    cubes; in each, S/(n ∨ n_0) moves by at most
     T/n_0 + |S|·|1/(n∨n_0) − 1/((n±1)∨n_0)| ≤ 2T/n_0, so the ℓ1 sensitivity
     of the vector of cube estimates is at most 4T/n_0 ≤ 6T/n_0 and Lap(6T/(n_0 ε))
     per cube gives ε-DP.
@@ -305,19 +370,16 @@ class LaplaceCubeMean(CentralMechanism):
     noise leaks through its low-order bits (Mironov 2012).
     """
 
-    name = "laplace_cube"
-    tasks = ("regression",)
-    exact_cube_mean = True
-    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL, "protection": PROTECTION,
+    name = "laplace_cube_full"
+    privacy = FULL_CENTRAL
+    parameters = {"epsilon": epsilon_parameter(), "T": CLIP_LEVEL,
                   "n0_fraction": Nullable(Interval(float, 0, 1, closed="right"), "c θ / 2 = 2^-(d+1)")}
-    audit_cases = audit_recipe(AUDIT, "laplace_cube_audit")
+    audit_cases = audit_recipe(AUDIT, "laplace_cube_full_audit")
 
-    def __init__(self, epsilon, T, protection="label", n0_fraction=None):
-        super().__init__(epsilon)
-        self.T = _check_T(T)
-        self.check_parameters(protection=protection, n0_fraction=n0_fraction)
-        self.protection, self.n0_fraction = protection, n0_fraction
-        self.privacy = LABEL_CENTRAL if protection == "label" else FULL_CENTRAL
+    def __init__(self, epsilon, T, n0_fraction=None):
+        super().__init__(epsilon, T)
+        self.check_parameters(n0_fraction=n0_fraction)
+        self.n0_fraction = n0_fraction
 
     def n0(self, N, h, d):
         """(35): n_0 = N c θ h^d / 2."""
@@ -329,47 +391,18 @@ class LaplaceCubeMean(CentralMechanism):
         return n0
 
     def fixed_noise_scale(self, N, h, d):
-        """The one Laplace scale 6T/(n_0 ε) of every cube (features+label); None for label
-        protection, whose scale 2T/(n_l ε) follows each cube's count."""
-        if self.protection == "label":
-            return None
+        """The one Laplace scale 6T/(n_0 ε) of every cube."""
         return 6.0 * self.T / (self.n0(N, h, d) * self.epsilon)
 
     def location_and_scale(self, data, N, h, d):
-        """The law of the release: per-cube Laplace location and scale (NaN scale: released 0)."""
+        """The law of the release: per-cube Laplace location S/(n ∨ n_0) and the one scale 6T/(n_0 ε)."""
         n, S = data.n(), data.clipped_sums(self.T)
-        if self.protection == "label":
-            occupied = n > 0
-            location = np.divide(S, n, out=np.zeros_like(S, dtype=float), where=occupied)
-            scale = np.full(len(S), np.nan)
-            with np.errstate(over="ignore"):  # an infinite scale is refused by release, in one line
-                scale[occupied] = 2 * self.T / (n[occupied] * self.epsilon)
-            return location, scale
         n0 = self.n0(N, h, d)
         return S / np.maximum(n, n0), np.full(len(S), 6 * self.T / (n0 * self.epsilon))
 
-    def _release(self, data, rng, N, h, d, K=None):
-        location, scale = self.location_and_scale(data, N, h, d)
-        noisy = scale[~np.isnan(scale)]
-        # a tiny ε overflows 2T/(n_l ε) or 6T/(n_0 ε) to inf (NaN estimates), a huge one underflows it to 0
-        check(bool(np.all(np.isfinite(noisy) & (noisy > 0))), "epsilon", self.epsilon,
-              "a number > 0 that keeps every cube's noise scale finite and > 0 in float64")
-        if self.protection == "label":
-            occupied = ~np.isnan(scale)
-            estimate = location.copy()
-            estimate[occupied] += rng.laplace(0.0, scale[occupied])
-            return estimate
-        return location + rng.laplace(0.0, scale[0], size=len(location))
-
     def cube_mean_moments(self, counts, N, h, d) -> CubeMeanMoments:
-        """Moments of :meth:`release` over the cube's count n (:class:`CubeMeanMoments`).
-
-        label: the clipped mean plus Lap(2T/(nε)) on occupied cubes, variance 8T²/(ε² n²);
-        features+label: Σ Clip(Y)/(n ∨ n_0) plus Lap(6T/(n_0 ε)).
-        """
-        if self.protection == "label":
-            m = mean_of_n_labels(counts, T=self.T)
-            return m._replace(b0=8 * self.T ** 2 / self.epsilon ** 2 * counts.inverse_square)
+        """Moments of :meth:`release` over the cube's count n (:class:`CubeMeanMoments`):
+        Σ Clip(Y)/(n ∨ n_0) plus Lap(6T/(n_0 ε))."""
         n0 = self.n0(N, h, d)
         a = counts.expect(lambda n: n / np.maximum(n, n0))
         b2 = counts.expect(lambda n: n * (n - 1) / np.maximum(n, n0) ** 2)
@@ -377,7 +410,7 @@ class LaplaceCubeMean(CentralMechanism):
         return CubeMeanMoments(self.T, a, b2, b1, 2 * (6 * self.T / (n0 * self.epsilon)) ** 2)
 
     def __repr__(self):
-        return f"LaplaceCubeMean(epsilon={self.epsilon}, T={self.T:.4g}, protection={self.protection!r})"
+        return f"LaplaceCubeMeanFull(epsilon={self.epsilon}, T={self.T:.4g}, n0_fraction={self.n0_fraction})"
 
 
 class JointLaplace(CubeSumMechanism):

@@ -88,13 +88,15 @@ def snap(cell, axis, N, eps, beta, d, scale, p=float("nan")):
     return N, x, G
 
 
-def make_points(name, cell, grid_cfg, beta, scale, p=float("nan"), snapped: bool = True) -> list[Point]:
+def make_points(name, cell, grid_cfg, beta, scale, p=float("nan"), snapped: bool = True,
+                sweeps_key: str = "grid.sweeps") -> list[Point]:
     """All points of ``grid_cfg`` (validated earlier) in a stable order.
 
     Snapping runs under ``np.errstate(all="raise")``: a value whose law
     overflows or underflows float64 would otherwise snap silently to a wrong
     point (with only a RuntimeWarning), so it becomes a
-    :class:`~labeldp_sim.harness.errors.ConfigError` on the swept key instead.
+    :class:`~labeldp_sim.harness.errors.ConfigError` on the swept key instead
+    (under ``sweeps_key``, where the user typed the sweeps: ``grid.sweeps`` or ``law_free.sweeps``).
 
     With ``snapped=False`` each point stays at its requested N (an integer)
     and ε, with G = round(1/h) of the law there and h = 1/G; the snap is still
@@ -116,7 +118,7 @@ def make_points(name, cell, grid_cfg, beta, scale, p=float("nan"), snapped: bool
                             N_int, eps = int(N_req), eps_req
                             G = max(1, int(round(1.0 / cell.bandwidth(N_int, eps, beta, int(d), scale, p))))
                 except FLOAT_ERRORS as err:
-                    raise ConfigError(f"grid.sweeps.{axis}.values", value,
+                    raise ConfigError(f"{sweeps_key}.{axis}.values", value,
                                       f"values whose bandwidth law stays within float64 at d = {d} "
                                       f"({type(err).__name__}: {err})") from None
                 points.append(Point(

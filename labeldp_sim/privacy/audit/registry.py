@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
-from labeldp_sim.harness.components import component_class, components
+from labeldp_sim.harness.components import ADDRESS, component_class, components
 from labeldp_sim.privacy.protocols import MECHANISMS, NONE, Mechanism
 
 EPSILON = 1.0          # the claimed ε of every audited mechanism
@@ -189,8 +189,9 @@ def load_configured() -> None:
     directory: the papers' ``conf/<paper>/``, e.g. ``conf/table1/mechanism/``, and those of
     ``LABELDP_SIM_CONF_PATH``).
 
-    So a mechanism a config can run is registered, and audited, even when no module
-    imported it yet.  A ``_target_`` that is not a mechanism class stops the audit (ConfigError).
+    A mechanism a config can run must be registered (its module imported by its
+    paper or by ``LABELDP_SIM_PLUGINS``), and so audited: a ``name`` that is not a
+    registered mechanism stops the audit (ConfigError).
     """
     from omegaconf import OmegaConf
 
@@ -198,7 +199,7 @@ def load_configured() -> None:
 
     for name in group_options(MECHANISMS):
         node = OmegaConf.to_container(OmegaConf.load(conf_file(MECHANISMS, name)), resolve=False)
-        component_class(MECHANISMS, node.get("_target_"))
+        component_class(MECHANISMS, node.get(ADDRESS), f"{MECHANISMS}/{name}.yaml: {ADDRESS}")
 
 
 def _inherits_rows(cls) -> bool:

@@ -66,6 +66,7 @@ class HolderBump(Family):
         (SPEC §5a) uses it.
     """
 
+    name = "holder_bump"
     task = "classification"
     minimax_hard = True
     supports_sufficient = True
@@ -280,6 +281,7 @@ class SmoothMargin(Family):
         Default constant of the estimator's h (no construction uses it).
     """
 
+    name = "smooth_margin"
     task = "classification"
     minimax_hard = False
     supports_sufficient = True

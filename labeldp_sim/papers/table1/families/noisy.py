@@ -1,8 +1,9 @@
-r"""A regression family that is *not* minimax-hard: a fixed smooth η plus continuous label noise.
+r"""Regression families that are *not* minimax-hard: a fixed smooth η plus continuous label noise.
 
-The noise law is a :class:`NoiseLaw` named by the family's ``noise`` parameter:
-it draws the noise and states its own condition for a finite p-th moment, so
-the family never tests which law it has.
+One class per noise law (:class:`NoisyGaussian`, :class:`NoisyStudentT`,
+:class:`NoisyPareto`), each declaring only the parameters its law reads and
+stating its own condition for a finite p-th moment: no family tests which law
+it has, and no parameter of another law is accepted and ignored.
 """
 
 from __future__ import annotations
@@ -11,108 +12,58 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from labeldp_sim.harness.components import Interval, Options
+from labeldp_sim.harness.components import Interval
 from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.table1.families.base import BETA, D, H_SCALE, MOMENT, POSITIVE, RegressionFamily
 from labeldp_sim.papers.table1.families.cells import RegressionCellModel
 
-__all__ = ["NoisyRegression", "NoisyRegressionInstance", "NoiseLaw", "NOISE_LAWS"]
+__all__ = ["NoisyRegression", "NoisyGaussian", "NoisyStudentT", "NoisyPareto", "NoisyRegressionInstance"]
 
 
-class NoiseLaw(ABC):
-    """The law of the label noise ξ of :class:`NoisyRegression`, symmetric with mean 0."""
-
-    name: str
-    # the family's parameter that must exceed p for E|ξ|^p < ∞ (None: every moment is finite)
-    tail: str | None = None
-
-    def check(self, parameters: dict) -> None:
-        """Refuse the family's ``parameters`` (as given) under which ξ has no finite p-th moment."""
-        if self.tail is not None:
-            value, p = parameters[self.tail], parameters["p"]
-            check(value > p, self.tail, value, f"finite numbers > p = {p} (finite p-th moment)")
-
-    @abstractmethod
-    def draw(self, family: "NoisyRegression", n: int, rng: np.random.Generator) -> np.ndarray:
-        """n i.i.d. draws of ξ."""
-
-
-class GaussianNoise(NoiseLaw):
-    """ξ ~ N(0, scale²)."""
-
-    name = "gaussian"
-
-    def draw(self, family, n, rng):
-        return family.scale * rng.standard_normal(n)
-
-
-class StudentTNoise(NoiseLaw):
-    """ξ = scale · t_df; E|ξ|^p < ∞ needs df > p."""
-
-    name, tail = "student_t", "df"
-
-    def draw(self, family, n, rng):
-        return family.scale * rng.standard_t(family.df, n)
-
-
-class ParetoNoise(NoiseLaw):
-    """ξ = ±scale · (1 + Lomax(alpha)), a random sign: symmetric Pareto with minimum scale; needs alpha > p."""
-
-    name, tail = "pareto", "alpha"
-
-    def draw(self, family, n, rng):
-        sign = rng.choice(np.array([-1.0, 1.0]), size=n)
-        return sign * family.scale * (1 + rng.pareto(family.alpha, n))  # symmetric: mean 0
-
-
-NOISE_LAWS = {law.name: law for law in (GaussianNoise(), StudentTNoise(), ParetoNoise())}
-
-
-class NoisyRegression(RegressionFamily):
+class NoisyRegression(RegressionFamily, ABC):
     r"""A fixed smooth regression function with continuous label noise — *not minimax-hard*.
 
-    η(x) = A sin(2π x₁) (Lipschitz, so β ≤ 1 holds), Y = η(X) + ξ with ξ
-    Gaussian, Student-t or symmetric Pareto.  The instance does not change
-    with N; reports never call a mismatch with Table I a failure.  The noise
-    law is continuous, so trials use the per-sample path.
+    η(x) = A sin(2π x₁) (Lipschitz, so β ≤ 1 holds), Y = η(X) + ξ with ξ of the
+    subclass's law, symmetric with mean 0.  The instance does not change with
+    N; reports never call a mismatch with Table I a failure.  The noise law is
+    continuous, so trials use the per-sample path.
 
     Parameters
     ----------
     d, beta : as elsewhere (β is used for the estimator's tuning)
-    noise : {"gaussian", "student_t", "pareto"}
     scale : float > 0
         σ of the Gaussian, scale of the t, minimum x_m of the Pareto.
-    df : float
-        Student-t degrees of freedom; E|ξ|^p < ∞ needs df > p.
-    alpha : float
-        Pareto shape; E|ξ|^p < ∞ needs alpha > p.
     p : float ≥ 2
         Moment order the instance is meant to have.
     M_p : float > 0
         Moment bound used by clipping rules (``T: theory``).
     A : float
         Amplitude of η.
+    tail : float > p (Student-t ``df``, Pareto ``alpha``; not for the Gaussian)
+        The tail parameter: E|ξ|^p < ∞ needs it > p.
     """
 
     minimax_hard = False
     supports_sufficient = False
     labels = "noisy"
-    parameters = {"d": D, "beta": BETA, "noise": Options(*NOISE_LAWS), "scale": POSITIVE, "df": POSITIVE,
-                  "alpha": POSITIVE, "p": MOMENT, "M_p": POSITIVE, "A": Interval(float), "h_scale": H_SCALE}
+    parameters = {"d": D, "beta": BETA, "scale": POSITIVE, "p": MOMENT, "M_p": POSITIVE, "A": Interval(float),
+                  "h_scale": H_SCALE}
 
-    def __init__(self, d=1, beta=1.0, noise="gaussian", scale=0.5, df=5.0, alpha=4.0, p=3.0,
-                 M_p=1.0, A=0.5, h_scale=1.0):
-        self.check_parameters(d=d, beta=beta, noise=noise, scale=scale, df=df, alpha=alpha, p=p, M_p=M_p, A=A,
-                              h_scale=h_scale)
-        NOISE_LAWS[noise].check({"df": df, "alpha": alpha, "p": p})
-        self.d, self.beta, self.noise, self.scale = int(d), float(beta), noise, float(scale)
-        self.df, self.alpha, self.p, self.M_p, self.A = float(df), float(alpha), float(p), float(M_p), float(A)
+    def __init__(self, d=1, beta=1.0, scale=0.5, p=3.0, M_p=1.0, A=0.5, h_scale=1.0):
+        self.check_parameters(d=d, beta=beta, scale=scale, p=p, M_p=M_p, A=A, h_scale=h_scale)
+        self.d, self.beta, self.scale = int(d), float(beta), float(scale)
+        self.p, self.M_p, self.A = float(p), float(M_p), float(A)
         self.h_scale, self.T = float(h_scale), float("nan")
 
-    @property
-    def noise_law(self) -> NoiseLaw:
-        """The law of ξ that ``noise`` names."""
-        return NOISE_LAWS[self.noise]
+    def tail_parameter(self, key: str, value) -> float:
+        """A tail parameter of the noise law, checked: E|ξ|^p < ∞ needs it > p."""
+        self.check_parameters(**{key: value})
+        check(value > self.p, key, value, f"finite numbers > p = {self.p:g} (finite p-th moment)")
+        return float(value)
+
+    @abstractmethod
+    def noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n i.i.d. draws of ξ."""
 
     def n_bumps(self, G=None) -> int:
         return 0
@@ -124,8 +75,46 @@ class NoisyRegression(RegressionFamily):
         return NoisyRegressionInstance(self)
 
 
+class NoisyGaussian(NoisyRegression):
+    """ξ ~ N(0, scale²)."""
+
+    name = "noisy_gaussian"
+
+    def noise(self, n, rng):
+        return self.scale * rng.standard_normal(n)
+
+
+class NoisyStudentT(NoisyRegression):
+    """ξ = scale · t_df; E|ξ|^p < ∞ needs df > p."""
+
+    name = "noisy_student_t"
+    parameters = {**NoisyRegression.parameters, "df": POSITIVE}
+
+    def __init__(self, d=1, beta=1.0, scale=0.5, df=5.0, p=3.0, M_p=1.0, A=0.5, h_scale=1.0):
+        super().__init__(d, beta, scale, p, M_p, A, h_scale)
+        self.df = self.tail_parameter("df", df)
+
+    def noise(self, n, rng):
+        return self.scale * rng.standard_t(self.df, n)
+
+
+class NoisyPareto(NoisyRegression):
+    """ξ = ±scale · (1 + Lomax(alpha)), a random sign: symmetric Pareto with minimum scale; needs alpha > p."""
+
+    name = "noisy_pareto"
+    parameters = {**NoisyRegression.parameters, "alpha": POSITIVE}
+
+    def __init__(self, d=1, beta=1.0, scale=0.5, alpha=4.0, p=3.0, M_p=1.0, A=0.5, h_scale=1.0):
+        super().__init__(d, beta, scale, p, M_p, A, h_scale)
+        self.alpha = self.tail_parameter("alpha", alpha)
+
+    def noise(self, n, rng):
+        sign = rng.choice(np.array([-1.0, 1.0]), size=n)
+        return sign * self.scale * (1 + rng.pareto(self.alpha, n))  # symmetric: mean 0
+
+
 class NoisyRegressionInstance:
-    """The one instance of :class:`NoisyRegression` (it does not depend on G)."""
+    """The one instance of a :class:`NoisyRegression` (it does not depend on G)."""
 
     def __init__(self, family: NoisyRegression):
         self.family = family
@@ -135,7 +124,7 @@ class NoisyRegressionInstance:
         return self.family.A * np.sin(2 * np.pi * X[:, 0])
 
     def noise(self, n, rng):
-        return self.family.noise_law.draw(self.family, n, rng)
+        return self.family.noise(n, rng)
 
     def sample(self, N, rng):
         X = rng.random((N, self.family.d))

@@ -144,6 +144,7 @@ class BoundedBump(_RegressionBump):
         Label bound (Assumption 2); needs L ≤ T.
     """
 
+    name = "bounded_bump"
     labels = "bounded"
     parameters = {"d": D, "beta": BETA, "T": POSITIVE, "L": UNIT, "h_scale": H_SCALE}
 
@@ -190,6 +191,7 @@ class HeavyTailBump(_RegressionBump):
         fixed law keeps the label variance constant across N).
     """
 
+    name = "heavy_bump"
     labels = "heavy"
     parameters = {"d": D, "beta": BETA, "p": MOMENT, "M_p": POSITIVE, "L": UNIT, "h_scale": H_SCALE,
                   "tail_level": Nullable(POSITIVE, "T_h from (174)")}

@@ -193,7 +193,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
     cell, est = spec.cell, spec.estimator
     exact = bool(spec.exact)
     by_point = dict(tuple(trials.groupby(["axis", "d", "N_requested", "eps_requested"], sort=False)))
-    for pt in spec.exp.points:
+    for pt in spec.points:
         part = by_point[(pt.axis, pt.d, pt.N_requested, pt.eps_requested)]
         mats = point_matrices(part, est.tuning)
         mats["tune_cap"] = est.grid_capped(mats["tunes"][-1][0], pt.N)
@@ -205,7 +205,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
         mats["T_range"] = (min(T_grid), max(T_grid)) if T_grid else None
         opt = optimal_tunings(mats)
         log_h_est = est.log_bandwidth(opt["log_tune_vertex"], pt.N, pt.d)
-        dist = spec.exp.distributions[pt.d]
+        dist = spec.distributions[pt.d]
         rows.append({
             "cell": cell.name, "axis": pt.axis, "d": pt.d, "N": pt.N, "eps": pt.eps,
             "in_regime": cell.in_regime(pt.axis, pt.N, pt.eps, dist.beta, pt.d, dist.p),
@@ -223,7 +223,7 @@ def analyse(trials: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame]:
             "margin_C_gamma": spec.margin_constant.get(pt.d, np.nan),
         })
     points = shallow_end_only(pd.DataFrame(rows))
-    for d in spec.exp.distributions:
+    for d in spec.distributions:
         scales = {G: ok for (dd, G), ok in spec.admitted.items() if dd == d}
         refused = [G for G, ok in sorted(scales.items()) if not ok]
         constant = spec.margin_constant.get(d, np.nan)
@@ -297,7 +297,7 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
     """
     cell, tol, rows, window_rows = spec.cell, spec.tol, [], []
     exact, decades = bool(spec.exact), float(decades)
-    dist0 = next(iter(spec.exp.distributions.values()))
+    dist0 = next(iter(spec.distributions.values()))
     beta, gamma, p = dist0.beta, dist0.gamma, dist0.p
     points = points.assign(pre_asymptotic=points.get("pre_asymptotic", "")).fillna({"pre_asymptotic": ""})
     for (axis, d), group in points.groupby(["axis", "d"], sort=True):

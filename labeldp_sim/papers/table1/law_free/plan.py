@@ -144,7 +144,7 @@ def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
     T is a continuous tuning: resolving it here (exactly, at one more column) removes the
     grid's discreteness in T from M instead of storing every T of the grid.
     """
-    dist, est = spec.exp.distributions[point.d], spec.estimator
+    dist, est = spec.distributions[point.d], spec.estimator
     columns = [Column(tuning, spec.mechanisms[(point.id, T)], slot, 0, T) for slot, T in enumerate(spec.T_grid)]
     worst = np.max([est.expected_risks(dist, int(G), point, columns) for G in G_insts[admitted]], axis=0)
     j = int(np.argmin(worst))
@@ -172,7 +172,7 @@ def run_exact(spec, point, fixed) -> pd.DataFrame:
 
     The whole point in one task: the refined columns need the coarse optimum, hence every row.
     """
-    dist, est = spec.exp.distributions[point.d], spec.estimator
+    dist, est = spec.distributions[point.d], spec.estimator
     G_all = np.asarray(spec.inst_grids[point.id])
     admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
     coarse = {int(t): _oracle_column(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
@@ -211,7 +211,7 @@ def run_exact(spec, point, fixed) -> pd.DataFrame:
 
 
 def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
-    dist = spec.exp.distributions[point.d]
+    dist = spec.distributions[point.d]
     rows = []
     for r in reps:
         for role, G, tag, admitted, labelled in _row_plan(spec, point, G_inst):
@@ -243,7 +243,7 @@ class LawFreePlan(Plan):
         super().__init__(spec)
         self.experiment = f"minimax/{spec.name}"  # its own rows in the store, beside the law-tied run
         self._units = {}  # seed_key -> (point, G_inst, replicate)
-        for point in spec.exp.points:
+        for point in spec.points:
             for G_inst in spec.inst_grids[point.id]:
                 for r in range(spec.replicates):
                     rows = (_exact_row_plan if spec.exact else _row_plan)(spec, point, int(G_inst))

@@ -39,19 +39,19 @@ from functools import lru_cache
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from labeldp_sim.harness.components import import_class
-from labeldp_sim.harness.config import CONF_DIR, PER_SAMPLE_MAX_N, config_node
+from labeldp_sim.harness.config import PER_SAMPLE_MAX_N, config_node, top_config
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
 from labeldp_sim.harness.memory import Need, check_memory, check_plan_size
-from labeldp_sim.harness.kinds import get_kind
-from labeldp_sim.harness.reads import settings_key
+from labeldp_sim.harness.kinds import JobSpec
 from labeldp_sim.harness.sweeps import sweep_values
 from labeldp_sim.papers.table1.estimators import Estimator
-from labeldp_sim.papers.table1.experiment import (DIMENSIONS, Experiment, build_experiment, d_mapping, trial_needs,
-                         validate_sweeps)
+from labeldp_sim.papers.table1.experiment import (DIMENSIONS, build_components, build_mechanism, d_mapping,
+                                                  plan_points, point_needs, read_cell, validate_sweeps)
 from labeldp_sim.papers.table1.families import HeavyTailBump, HolderBump
-from labeldp_sim.papers.table1.groups import build_object
+from labeldp_sim.papers.table1.groups import group_class
 from labeldp_sim.papers.table1.law_free.plan import MINIMAX_TRIALS, LawFreePlan
+from labeldp_sim.papers.table1.paths import DataPath
+from labeldp_sim.papers.table1.theory import Cell
 from labeldp_sim.papers.table1.tuning import LAW_SLOT, Column, geometric_grid
 
 __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "validate_mode", "MODES",
@@ -62,27 +62,36 @@ LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_tes
                  "window_decades")
 
 
-@dataclass
-class LawFreeSpec:
-    """A validated law-free run of one Table I cell.
+@dataclass(kw_only=True)
+class LawFreeSpec(JobSpec):
+    """A validated law-free run of one Table I cell (the job's basics: :class:`JobSpec`).
 
     Attributes
     ----------
-    exp : the cell's :class:`~labeldp_sim.papers.table1.experiment.Experiment` at
-        ``law_free.d``, its points at their requested N and ε with the law's
-        instance, tunings and mechanism there (classification families use
-        linear-edge bumps)
+    cell : the experiment's Table I cell
+    points : the cell's points at ``law_free.d`` and their requested N and ε, with the law's
+        instance and tunings there (:func:`~labeldp_sim.papers.table1.experiment.plan_points`)
+    distributions : dict d -> the searched family (classification: linear-edge bumps)
+    estimator : the cell's estimator
+    labels : names of the chosen distribution, mechanism and estimator
+    sweeps_key : where the points' sweeps were typed (``law_free.sweeps``, or ``grid.sweeps`` when
+        that is null): the key errors and memory needs about a point name
     inst_grids : dict point id -> G_inst values (before admission)
     admitted : dict (d, G_inst) -> bool, the margin check (the construction's validity for regression)
     est_grids : dict point id -> the estimator's oracle tunings (G_est or k)
     T_grid : oracle clip levels, or (None,) where the mechanism's T is not searched
-    mechanisms : dict (point id, T) -> mechanism of the oracle clip level T (None: the point's own)
+    mechanisms : dict (point id, T) -> mechanism of the oracle clip level T (None: the law's)
     fine_grids : dict point id -> the oracle tunings of the grid ``refine`` times denser (exact path:
         the refined columns are taken from it around the coarse optimum, :mod:`.plan`)
     reps, per_octave, n_test : ``law_free.*`` (``settings["refine"]``: d -> refinement factor)
     """
 
-    exp: Experiment
+    cell: Cell
+    points: list
+    distributions: dict
+    estimator: Estimator
+    labels: dict
+    sweeps_key: str
     inst_grids: dict
     admitted: dict
     est_grids: dict
@@ -93,13 +102,13 @@ class LawFreeSpec:
     n_test: int
     G_max: dict
     margin_constant: dict
-    config_key: str
     settings: dict
     exact: bool = False
     mechanism_node: dict | None = None
     fine_grids: dict | None = None
-    # (ε, T) -> the mechanism built there: an N sweep's points share their ε, and a mechanism is a
-    # function of (ε, T) alone, so each is built once (the exact path's refined T add to it)
+    # (ε, T) -> the mechanism built there (:func:`~labeldp_sim.papers.table1.experiment.build_mechanism`):
+    # an N sweep's points share their ε, and a mechanism is a function of (ε, T) alone, so each is
+    # built once: the law's, the oracle clip levels' and the exact path's refined ones
     built: dict = field(default_factory=dict, repr=False)
 
     def refine_for(self, d: int) -> int:
@@ -111,13 +120,10 @@ class LawFreeSpec:
         """The span of one local-slope window (``law_free.window_decades``)."""
         return float(self.settings["window_decades"])
 
-    def mechanism_at(self, point, T: float):
-        """The cell's mechanism at ``point``'s ε with clip level ``T`` (the exact path's refined T),
+    def mechanism_at(self, point, T):
+        """The cell's mechanism at ``point``'s ε with clip level ``T`` (None or NaN: it does not clip),
         built once per (ε, T)."""
-        key = (point.eps, float(T))
-        if key not in self.built:
-            self.built[key] = build_object("mechanism", self.mechanism_node, epsilon=point.eps, T=float(T))
-        return self.built[key]
+        return build_mechanism(self.mechanism_node, self.built, point.eps, T)
 
     @property
     def searches_T(self) -> bool:
@@ -129,42 +135,6 @@ class LawFreeSpec:
         """Replicates of each entry: one where entries are exact expectations, else ``law_free.reps``."""
         return 1 if self.exact else self.reps
 
-    @property
-    def name(self):
-        return self.exp.name
-
-    @property
-    def cell(self):
-        return self.exp.cell
-
-    @property
-    def seed(self):
-        return self.exp.seed
-
-    @property
-    def runner(self):
-        return self.exp.runner
-
-    @property
-    def results_dir(self):
-        return self.exp.results_dir
-
-    @property
-    def packages(self):
-        return self.exp.packages
-
-    @property
-    def tol(self):
-        return self.exp.tol
-
-    @property
-    def min_points(self):
-        return self.exp.min_points
-
-    @property
-    def estimator(self) -> Estimator:
-        return self.exp.estimator
-
     def oracle_columns(self, point) -> list:
         """The oracle grid's columns at ``point``: every tuning × every clip level (data draw 0)."""
         return [Column(int(t), self.mechanisms[(point.id, T)], slot, 0, T)
@@ -172,7 +142,7 @@ class LawFreeSpec:
 
     def law_column(self, point) -> Column:
         """The law's tuning under the point's own mechanism (its own data and noise streams)."""
-        mech = self.exp.mechanisms[point.id]
+        mech = self.mechanism_at(point, point.T)
         T = mech.T
         return Column(int(self.estimator.tuning_at(point)), mech, LAW_SLOT, LAW_SLOT,
                       None if T is None else float(T))
@@ -183,9 +153,9 @@ PER_OCTAVE_MAX = 24
 
 @lru_cache(maxsize=1)
 def _packaged_law_free() -> dict:
-    """The d keys of law_free.G_max and law_free.refine in Table I's packaged keys (conf/table1/table1.yaml;
-    None: a number, which covers every d)."""
-    node = OmegaConf.load(CONF_DIR / "table1" / "table1.yaml").law_free
+    """The d keys of law_free.G_max and law_free.refine in Table I's keys (``/table1``, the config every
+    Table I experiment includes first: conf/table1/table1.yaml; None: a number, which covers every d)."""
+    node = OmegaConf.load(top_config("table1")).law_free
     return {name: {int(k) for k in node[name]} if isinstance(node[name], DictConfig) else None
             for name in ("G_max", "refine")}
 
@@ -245,64 +215,81 @@ def _law_free_settings(cfg) -> dict:
 def _searches_margins(distribution_node) -> bool:
     """Whether the family is the margin-classed bump family (its instances are admitted by C_γ)."""
     try:
-        cls = import_class(distribution_node.get("_target_", ""))
-    except (ImportError, AttributeError, ValueError):
-        return False  # the law-tied build names the bad _target_
-    return isinstance(cls, type) and issubclass(cls, HolderBump)
+        cls = group_class("distribution", distribution_node)
+    except ConfigError:
+        return False  # the law-tied build names the bad name
+    return issubclass(cls, HolderBump)
 
 
-def _searched_job(cfg, settings: dict) -> DictConfig:
-    """The law-tied job the search is built from (a new config; ``cfg`` is left alone).
+def _searched_family(cfg, settings: dict) -> dict:
+    """The distribution parameters the search overrides (:func:`~labeldp_sim.papers.table1.experiment.read_cell`).
 
-    Its grid is ``law_free.d`` (and ``law_free.sweeps`` when set); a
-    margin-classed family uses linear-edge bumps (and ``law_free.C_M``).
+    A margin-classed family uses linear-edge bumps (and ``law_free.C_M`` when
+    set); other families are searched as configured (no override).
     """
-    job = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
-    OmegaConf.set_struct(job, False)
-    job.mode = "law_tied"
-    job.grid.d = settings["d"]
+    node = cfg.get("distribution")
+    if not isinstance(node, DictConfig) or not _searches_margins(node):
+        return {}
+    shape = node.get("shape", "cos2")
+    check(shape in ("cos2", "linear_edge"), "distribution.shape", shape, ("cos2", "linear_edge"))
+    # cos² edges break the margin condition at coarse scales: the search uses linear edges
+    overrides = {"shape": "linear_edge"}
+    if settings["C_M"] is not None:
+        # more bumps per instance (a larger, declared C_γ) cut the spread of the classification risk
+        overrides["C_M"] = settings["C_M"]
+    return overrides
+
+
+def _searched_sweeps(cfg, settings: dict) -> tuple[str, dict]:
+    """Where the law-free points' sweeps were typed and the plain sweeps mapping there.
+
+    ``law_free.sweeps`` when set (validated with the law_free node): the law-free
+    points of a central cell sit deeper in the privacy-dominated regime than the
+    law-tied ones, where the rate is a sum of two terms, not the law's maximum of
+    them; else the experiment's ``grid.sweeps``.
+    """
     if settings["sweeps"] is not None:
-        # the law-free points of a central cell sit deeper in the privacy-dominated regime than the
-        # law-tied ones: there the rate is a sum of two terms, not the law's maximum of them
-        job.grid.sweeps = settings["sweeps"]
-    if _searches_margins(job.distribution):
-        shape = job.distribution.get("shape", "cos2")
-        check(shape in ("cos2", "linear_edge"), "distribution.shape", shape, ("cos2", "linear_edge"))
-        # cos² edges break the margin condition at coarse scales: the search uses linear edges
-        job.distribution.shape = "linear_edge"
-        if settings["C_M"] is not None:
-            # more bumps per instance (a larger, declared C_γ) cut the spread of the classification risk
-            job.distribution.C_M = settings["C_M"]
-    return job
+        return "law_free.sweeps", settings["sweeps"]
+    validate_sweeps(cfg)
+    return "grid.sweeps", config_node(cfg, "grid.sweeps")
 
 
 def build_law_free(cfg: DictConfig) -> LawFreeSpec:
-    """Validate a ``mode: law_free`` job and build its :class:`LawFreeSpec` (computes nothing)."""
+    """Validate a ``mode: law_free`` job and build its :class:`LawFreeSpec` (computes nothing).
+
+    The cell's components are built by the law-tied steps
+    (:func:`~labeldp_sim.papers.table1.experiment.read_cell`, ``build_components``,
+    ``plan_points``) at ``law_free.d``, the searched family and the law-free
+    sweeps, so every error names the key the user typed.
+    """
     settings = _law_free_settings(cfg)
-    job = _searched_job(cfg, settings)
-    try:
-        exp = build_experiment(job, snapped=False)
-    except ConfigError as err:
-        raise _law_free_key(err, settings) from None
-    est = exp.estimator
-    check(isinstance(est, Estimator), "estimator", exp.labels["estimator"],
+    family = _searched_family(cfg, settings)
+    parts = read_cell(cfg, distribution=family)
+    sweeps_key, sweeps = _searched_sweeps(cfg, settings)
+    comps = build_components(parts, settings["d"])
+    built = {}  # (ε, T) -> mechanism: the law's here, the oracle clip levels' below, refined ones in the tasks
+    points, law_mechanisms = plan_points(parts, comps, sweeps, settings["d"], sweeps_key, snapped=False, built=built)
+    est, distributions, labels = comps.estimator, comps.distributions, comps.labels
+    check(isinstance(est, Estimator), "estimator", labels["estimator"],
           "an estimator of labeldp_sim.papers.table1.estimators.Estimator (it states its tunings and their risks)")
-    exact = exp.exact_possible()  # runner.path=exact without an exact risk was refused by the build
+    # runner.path=exact without an exact risk was refused by plan_points
+    exact = parts.path in (DataPath.EXACT, DataPath.AUTO) and all(
+        est.exact_for(distributions[pt.d], law_mechanisms[pt.id]) for pt in points)
     if est.tuned_risks_dims is not None and not exact:
         check(set(settings["d"]) <= set(est.tuned_risks_dims), "law_free.d", settings["d"],
-              f"{sorted(est.tuned_risks_dims)} for {exp.labels['estimator']} cells (the d its law-free path handles)")
+              f"{sorted(est.tuned_risks_dims)} for {labels['estimator']} cells (the d its law-free path handles)")
 
-    mech_node = config_node(job, "mechanism")
+    mech_node = parts.nodes["mechanism"]
     per_octave = settings["per_octave"]
     inst_grids, est_grids, fine_grids, admitted, margin = {}, {}, {}, {}, {}
-    for d, dist in exp.distributions.items():
+    for d, dist in distributions.items():
         margined = isinstance(dist, HolderBump)
         margin[d] = dist.margin_constant if margined else float("nan")  # γβ > 1 raises here
         for G in geometric_grid(1, settings["G_max"][d], per_octave):
             # classification: the margin condition with C_γ; regression: a law of the class
             # (the heavy-tailed (171) needs M_p/T_h^p <= 1 and |η| <= M_p T_h^(1-p))
             admitted[(d, int(G))] = bool(dist.admitted(int(G)) if margined else dist.construction_valid(int(G)))
-    for pt in exp.points:
+    for pt in points:
         cap = min(settings["G_max"][pt.d], int(np.floor(pt.N ** (1.0 / pt.d) + 1e-9)))
         check(cap >= 2, "law_free.G_max", settings["G_max"], f"room for G >= 2 at N = {pt.N:,}, d = {pt.d}")
         grid = geometric_grid(1, cap, per_octave)
@@ -313,25 +300,22 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         fine_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave * settings["refine"][pt.d])
 
     # heavy tails: the clip level is a tuning of its own (bounded labels clip at their bound)
-    clips = isinstance(exp.distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node
+    clips = isinstance(distributions[settings["d"][0]], HeavyTailBump) and "T" in mech_node
     T_grid = (tuple(float(t) for t in geometric_grid(*settings["T_range"], per_octave, integer=False))
               if clips else (None,))
-    mechanisms, built = {}, {}
-    for pt in exp.points:
-        for T in T_grid:
-            if T is not None and (pt.eps, T) not in built:
-                built[(pt.eps, T)] = build_object("mechanism", mech_node, epsilon=pt.eps, T=T)
-            mechanisms[(pt.id, T)] = exp.mechanisms[pt.id] if T is None else built[(pt.eps, T)]
+    mechanisms = {(pt.id, T): law_mechanisms[pt.id] if T is None else build_mechanism(mech_node, built, pt.eps, T)
+                  for pt in points for T in T_grid}
     if exact:  # the T grid's mechanisms too must state their moments
-        d_of = {pt.id: pt.d for pt in exp.points}
-        exact = all(est.exact_for(exp.distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
+        d_of = {pt.id: pt.d for pt in points}
+        exact = all(est.exact_for(distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
     # the searched shape and the exact path follow from the settings and the code: both in the key
-    key = settings_key(cfg, get_kind("rates").for_spec(cfg, None), exp.packages)
-    spec = LawFreeSpec(exp=exp, inst_grids=inst_grids, admitted=admitted, est_grids=est_grids,
-                       T_grid=T_grid, mechanisms=mechanisms, reps=settings["reps"],
-                       per_octave=per_octave, n_test=settings["n_test"], G_max=settings["G_max"],
-                       margin_constant=margin, config_key=key, settings=settings, exact=exact,
-                       mechanism_node=dict(mech_node), fine_grids=fine_grids, built=built)
+    spec = LawFreeSpec.of(parts.basics, cfg, comps.packages, cell=parts.cell, points=points,
+                          distributions=distributions, estimator=est, labels=labels, sweeps_key=sweeps_key,
+                          inst_grids=inst_grids, admitted=admitted, est_grids=est_grids, T_grid=T_grid,
+                          mechanisms=mechanisms, reps=settings["reps"], per_octave=per_octave,
+                          n_test=settings["n_test"], G_max=settings["G_max"], margin_constant=margin,
+                          settings=settings, exact=exact, mechanism_node=dict(mech_node),
+                          fine_grids=fine_grids, built=built)
     _check_law_free_size(spec)
     return spec
 
@@ -340,36 +324,30 @@ def _unit_needs(spec: LawFreeSpec, pt) -> list:
     """The arrays one law-free task at ``pt`` holds at once (lower bounds).
 
     An estimator that draws the samples (kNN): the N samples (per sample, as
-    :func:`~.experiment.trial_needs` counts them) and one window array of
-    n_test starts per tuning of the grid; cube estimators: the cell model of
-    the largest G_inst and G_est (law_free.G_max caps both), as the law-tied
-    sufficient path counts it.
+    :func:`~labeldp_sim.papers.table1.experiment.point_needs` counts them) and one
+    window array of n_test starts per tuning of the grid; cube estimators: the
+    cell model of the largest G_inst and G_est (law_free.G_max caps both), as the
+    law-tied sufficient path counts it.
     """
-    exp, est = spec.exp, spec.estimator
+    est, dist = spec.estimator, spec.distributions[pt.d]
+    mech = spec.mechanism_at(pt, pt.T)  # the law's: a clip level changes no array size
     if est.tuned_risks_samples:
         n = len(spec.est_grids[pt.id]) + 1
-        needs = [_law_free_need(need, spec) for need in trial_needs(exp, pt, path="per_sample")]
+        needs = point_needs(dist, mech, est, pt, DataPath.PER_SAMPLE, sweeps_key=spec.sweeps_key)
         return needs + [Need(8.0 * spec.n_test * n, f"{n} {est.tuning} values × n_test = {spec.n_test:,} window "
                              "starts (int64)", {"law_free.n_test": (spec.n_test, float(spec.n_test))})]
     top = int(max(spec.inst_grids[pt.id].max(), spec.est_grids[pt.id].max()))
     G_max = {"law_free.G_max": (spec.G_max, float(top) ** pt.d)}
     # the most relevant cubes: the coarsest instance's bumps cut by the finest estimator
-    G_inst = max((int(G) for G in spec.inst_grids[pt.id]),
-                 key=lambda G: exp.distributions[pt.d].relevant_cubes(G, top, pt.d))
-    needs = trial_needs(exp, replace(pt, G_est=top), path="sufficient", G_inst=G_inst)
+    G_inst = max((int(G) for G in spec.inst_grids[pt.id]), key=lambda G: dist.relevant_cubes(G, top, pt.d))
+    needs = point_needs(dist, mech, est, replace(pt, G_est=top), DataPath.SUFFICIENT, G_inst,
+                        sweeps_key=spec.sweeps_key)
     # the cube counts come from law_free.G_max here, not from the grid point
+    point_key = spec.sweeps_key + "."
     return [Need(n.bytes, n.what + f" (G = {top:,}: law_free.G_max)",
-                 {**{k: v for k, v in n.keys.items() if not k.startswith("grid.")},
-                  **(G_max if any(k.startswith("grid.") for k in n.keys) else {})})
+                 {**{k: v for k, v in n.keys.items() if not k.startswith(point_key)},
+                  **(G_max if any(k.startswith(point_key) for k in n.keys) else {})})
             for n in needs]
-
-
-def _law_free_need(need: Need, spec: LawFreeSpec) -> Need:
-    keys = {}
-    for k, v in need.keys.items():
-        err = _law_free_key(ConfigError(k, v[0], ""), spec.settings)
-        keys[err.key] = v
-    return Need(need.bytes, need.what, keys)
 
 
 def _check_law_free_size(spec: LawFreeSpec) -> None:
@@ -377,35 +355,22 @@ def _check_law_free_size(spec: LawFreeSpec) -> None:
 
     An estimator that draws every sample in this mode (kNN: one data set for
     all k, T and G_inst) has its N capped as per-sample trials are, before the
-    memory check.
+    memory check.  The law-tied trial sizes and ``grid.reps`` are not this
+    mode's: only its own tasks are checked.
     """
-    exp = spec.exp
     if spec.exact:  # a few numbers per entry; the geometry caches are bounded (lru_cache)
         return
     if spec.estimator.tuned_risks_samples:
-        largest = max(pt.N for pt in exp.points)
+        largest = max(pt.N for pt in spec.points)
         check(largest <= PER_SAMPLE_MAX_N, "law_free.sweeps", spec.settings["sweeps"],
-              f"sweeps with N <= {PER_SAMPLE_MAX_N:,} for {exp.labels['estimator']} cells, which run per sample "
+              f"sweeps with N <= {PER_SAMPLE_MAX_N:,} for {spec.labels['estimator']} cells, which run per sample "
               f"in this mode (the grid reaches N = {largest:,}; set law_free.sweeps)")
-    needs = {pt.id: _unit_needs(spec, pt) for pt in exp.points}
-    worst = max(exp.points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
-    check_memory(needs[worst.id], exp.runner, f"law-free, at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
+    needs = {pt.id: _unit_needs(spec, pt) for pt in spec.points}
+    worst = max(spec.points, key=lambda pt: sum(n.bytes for n in needs[pt.id]))
+    check_memory(needs[worst.id], spec.runner, f"law-free, at N = {worst.N:,}, eps = {worst.eps:g}, d = {worst.d}")
     units = sum(len(spec.inst_grids[pt.id]) * spec.reps * (len(spec.est_grids[pt.id]) * len(spec.T_grid) + 2)
-                for pt in exp.points)
-    check_plan_size(units, "law_free.reps", spec.reps, exp.runner)
-
-
-def _law_free_key(err: ConfigError, settings: dict) -> ConfigError:
-    """An error of the law-tied build on the grid keys law_free replaced, blamed on law_free's own.
-
-    The build runs on ``grid.d = law_free.d`` and, when set, ``grid.sweeps =
-    law_free.sweeps``: a bad point there is the user's law_free value.
-    """
-    for grid_key, own, replaced in (("grid.sweeps", "law_free.sweeps", settings["sweeps"] is not None),
-                                    ("grid.d", "law_free.d", True)):
-        if replaced and (err.key == grid_key or err.key.startswith(grid_key + ".")):
-            return ConfigError(own + err.key[len(grid_key):], err.got, err.allowed)
-    return err
+                for pt in spec.points)
+    check_plan_size(units, "law_free.reps", spec.reps, spec.runner)
 
 
 def validate_mode(cfg) -> str:
