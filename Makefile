@@ -18,10 +18,10 @@ empty :=
 space := $(empty) $(empty)
 MINIMAX_CELLS ?= $(subst $(space),$(comma),$(strip $(CELLS)))
 
-.PHONY: install sweep minimax report report-check test test-slow bench audit clean clean-results
+.PHONY: install sweep minimax report report-check test test-slow bench audit docs clean clean-results
 
 # (Re)create the virtual environment when it is missing or pyproject.toml changed.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -60,6 +60,17 @@ audit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
+
+# the documentation site: docs/_build/html/index.html (Sphinx, pydata-sphinx-theme, numpydoc, MyST; the
+# `docs` extra of pyproject.toml). Warnings are errors; the configuration and component references
+# are generated from the code at each build (docs/_ext/labeldp_reference.py).
+DOCS_STAMP := $(VENV)/.docs-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -32,5 +32,7 @@ _interrupts.install_for_cli()
 
 from labeldp_sim.harness import __version__  # noqa: E402
 from labeldp_sim.harness.errors import ConfigError  # noqa: E402
+# the Python API (docs/python.md); it imports Hydra and the papers only when called
+from labeldp_sim.api import Result, compose, run  # noqa: E402
 
-__all__ = ["ConfigError", "__version__"]
+__all__ = ["ConfigError", "Result", "compose", "run", "__version__"]

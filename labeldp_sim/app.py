@@ -24,6 +24,7 @@ import re
 import sys
 
 from labeldp_sim.harness import interrupts
+from labeldp_sim.harness.logs import get_logger
 
 # The package imports this module's parent first; in a ``labeldp-sim`` process, a Ctrl-C or
 # SIGTERM from here on (numpy, pandas, Hydra and the papers loading) gives one line, not a traceback.
@@ -121,7 +122,7 @@ def _report(argv: list) -> int:
     try:
         argv = report_arguments(argv)
     except ConfigError as err:
-        print(f"labeldp-sim report: error: {err}", file=sys.stderr)
+        get_logger("app").error(f"labeldp-sim report: error: {err}")
         return 2
     load_sites()
     from labeldp_sim.report.site import main as report
@@ -138,7 +139,7 @@ def _load() -> None:
         conf_dirs()
         load_papers()
     except ConfigError as err:
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        get_logger("app").error(f"labeldp-sim: error: {err}")
         raise SystemExit(2) from None
 
 

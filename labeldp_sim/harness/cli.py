@@ -14,15 +14,23 @@ store.
 Configs come from the package's ``conf/`` (its root and shared groups, and each paper's
 ``conf/<paper>/``) and from the directories named by ``LABELDP_SIM_CONF_PATH`` (:mod:`labeldp_sim.harness.conf_path`): a mechanism or a
 paper's experiments can live outside the repository.
+
+Hydra's flags are understood (:data:`~labeldp_sim.harness.cli_help.FLAGS`, ``docs/cli.md``):
+``--help``, ``--cfg job``, ``--info``, ``-sc install=bash`` (:mod:`labeldp_sim.harness.cli_help`),
+``-cd DIR``, ``-v``/``-q``/``hydra.verbose=true`` (:mod:`labeldp_sim.harness.logs`).  Messages go
+through the ``labeldp_sim`` logger, and each run appends them to ``<results_dir>/run.log``; a
+multirun ends with one table across its jobs (:mod:`labeldp_sim.harness.multirun`).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import logging
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,23 +40,23 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from labeldp_sim.harness.conf_path import CONF_DIR, conf_dirs, config_groups, group_options, search_path_override
+from labeldp_sim.harness.cli_help import FLAGS, completion_script, flag_names, help_text, info_text
+from labeldp_sim.harness.conf_path import (CONF_DIR, CONF_PATH_VARIABLE, conf_dirs, config_groups, group_options,
+                                           search_path_override)
 from labeldp_sim.harness.config import job_kind, root_defaults
 from labeldp_sim.harness.errors import MISSING, ConfigError, check, first_line, os_error_line
 from labeldp_sim.harness.kinds import ROOT_KEYS, get_kind, registered
 from labeldp_sim.harness.reads import check_overrides
-from labeldp_sim.harness import interrupts
+from labeldp_sim.harness import interrupts, logs, multirun
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import StoreError, atomic_write, locked, staged
 
-__all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Job", "report_arguments"]
+__all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Flags", "Job", "report_arguments"]
 
-USAGE = ("usage: labeldp-sim [-m] [--cfg] key=value ...   "
-         "(e.g. labeldp-sim experiment=cls_label_ldp grid.reps=200; see README.md and docs/configuration.md)\n"
-         "       labeldp-sim audit [--quick] [--draws N] [--seed S] [--out DIR] [--no-mutants]\n"
-         "       labeldp-sim report [--results DIR]   (results/index.html from the files there)")
-FLAGS = {"-m": "multirun", "--multirun": "multirun", "--cfg": "cfg", "-c": "cfg",
-         "-h": "help", "--help": "help"}
-FLAG_NAMES = "-m/--multirun, --cfg/-c (print the composed config), -h/--help"
+BY_NAME = {name: flag for flag in FLAGS for name in flag.names}
+# Hydra's spelling of -v (an override, taken out of the overrides before composition)
+VERBOSE_OVERRIDE = re.compile(r"(\+\+|\+)?hydra\.verbose=(.*)")
+log = get_logger("cli")
 # the key of an override (``+``/``~``/``++`` in front, dotted, ``@package`` as Hydra allows)
 OVERRIDE_KEY = re.compile(r"(\+\+|\+|~)?[A-Za-z_][\w.@/-]*")
 
@@ -250,15 +258,57 @@ def _validator_says(groups: list, override) -> ConfigError | None:
     return None
 
 
-def _parse(argv: list) -> tuple[set, list, list]:
-    flags, overrides = set(), []
-    for arg in argv:
-        if arg.startswith("-") and "=" not in arg:
-            if arg not in FLAGS:
-                raise ConfigError("argument", arg, FLAG_NAMES)
-            flags.add(FLAGS[arg])
+class Flags(set):
+    """The flags of a command line (``"cfg" in flags``), with the values of those that take one
+    (:attr:`values`: ``{"cfg": "job", "config_dir": [DIR, ...]}``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.values: dict = {}
+
+
+def _parse(argv: list) -> tuple[Flags, list, list]:
+    flags, overrides = Flags(), []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        name, eq, inline = arg.partition("=")
+        if not arg.startswith("-") or (eq and name not in BY_NAME):
+            verbose = VERBOSE_OVERRIDE.fullmatch(arg)
+            if verbose is None:
+                overrides.append(arg)
+                continue
+            check(verbose.group(2).lower() in ("true", "false"), "hydra.verbose", verbose.group(2),
+                  "true or false (true: DEBUG messages, as -v)")
+            if verbose.group(2).lower() == "true":
+                flags.add("verbose")
+            continue
+        flag = BY_NAME.get(name)
+        if flag is None:
+            raise ConfigError("argument", arg, flag_names())
+        flags.add(flag.key)
+        if flag.value is None:
+            check(not eq, name, inline, "no value: the flag alone")
+            continue
+        allowed = (", ".join(flag.value) if isinstance(flag.value, tuple)
+                   else "a directory (-cd DIR or --config-dir=DIR)")
+        value = inline if eq else None
+        if value is None and i < len(argv) and not argv[i].startswith("-") and (
+                not flag.optional or "=" not in argv[i] and argv[i][:1] not in "~+"):
+            # an optional value: the next word unless it is an override (--cfg experiment=x)
+            value = argv[i]
+            i += 1
+        if value is None and flag.optional:
+            continue
+        check(value is not None and value.strip() != "", name, value if value is not None else MISSING, allowed)
+        check(not isinstance(flag.value, tuple) or value in flag.value, name, value, allowed)
+        if flag.key == "config_dir":
+            flags.values.setdefault("config_dir", []).append(value)
         else:
-            overrides.append(arg)
+            flags.values[flag.key] = value
+    check(not {"verbose", "quiet"} <= flags, "-q/--quiet", "with -v", "one of -v/--verbose (or "
+          "hydra.verbose=true) and -q/--quiet, not both")
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException as err:
@@ -324,7 +374,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     _group_choices(parsed)
     _deletions(parsed)
     jobs = _expand(parsed, "multirun" in flags)
-    if "help" in flags:
+    if {"help", "completion"} & flags:
         return flags, jobs
     for job in jobs:
         interrupts.checkpoint("validate")
@@ -335,7 +385,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
             if job.cfg is None:
                 raise _explain_composition(job.overrides, OverridesParser.create().parse_overrides(
                     job.overrides), err) from None
-        if "cfg" not in flags:
+        if not {"cfg", "info"} & flags:
             try:
                 job.spec = validate_job(job.cfg)
             except ConfigError as err:
@@ -429,9 +479,10 @@ def _export_note(spec, stats, out: Path, committed: bool) -> tuple:
 
 def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, spec=None) -> dict:
     """Validate (unless ``spec`` is given), then let the job's kind run it through the trial
-    store, fit, plot and export."""
+    store, fit, plot and export; its messages are appended to ``<results_dir>/run.log``."""
     spec = spec if spec is not None else validate_job(cfg)
-    return get_kind(job_kind(cfg)).run(cfg, spec, overrides, subdir, _exporter(cfg, overrides))
+    with logs.run_log(spec.results_dir, " ".join(["run_experiment", *(overrides or [])])):
+        return get_kind(job_kind(cfg)).run(cfg, spec, overrides, subdir, _exporter(cfg, overrides))
 
 
 def main(argv: list | None = None, commands: dict | None = None) -> None:
@@ -455,32 +506,88 @@ def _main(argv: list, commands: dict | None) -> None:
     if argv[:1] and argv[0] in (commands or {}):
         sys.exit(commands[argv[0]](argv[1:]))
     try:
-        conf_dirs()  # a bad LABELDP_SIM_CONF_PATH: one line, before any config is read
-        flags, jobs = validate_argv(argv)
+        flags = _parse(argv)[0]
+        level = (logging.DEBUG if "verbose" in flags else logging.WARNING if "quiet" in flags else logging.INFO)
+        with _config_dirs(flags.values.get("config_dir", [])), logs.verbosity(level):
+            _command(argv)
     except ConfigError as err:
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {err}")
         sys.exit(2)
+
+
+@contextmanager
+def _config_dirs(dirs: list):
+    """``-cd DIR``: DIR added to ``LABELDP_SIM_CONF_PATH`` for this command (its checks are
+    conf_path's; a fault of DIR is blamed on the flag)."""
+    saved = os.environ.get(CONF_PATH_VARIABLE)
+    for entry in dirs:
+        check(Path(entry).expanduser().is_dir(), "--config-dir", entry, "an existing directory laid out like a "
+              "paper's conf/<paper>/ (a folder per config group: experiment/, mechanism/...)")
+    if dirs:
+        os.environ[CONF_PATH_VARIABLE] = os.pathsep.join([*filter(None, [saved]), *dirs])
+    try:
+        try:
+            conf_dirs()  # a bad LABELDP_SIM_CONF_PATH: one line, before any config is read
+        except ConfigError as err:
+            if err.key == CONF_PATH_VARIABLE and err.got in dirs:
+                raise ConfigError("--config-dir", err.got, err.allowed) from None
+            raise
+        yield
+    finally:
+        if dirs and saved is None:
+            os.environ.pop(CONF_PATH_VARIABLE, None)
+        elif dirs:
+            os.environ[CONF_PATH_VARIABLE] = saved
+
+
+def _command(argv: list) -> None:
+    flags, jobs = validate_argv(argv)
+    # what was asked for is printed, not logged: -q does not hide it
     if "help" in flags:
-        print(USAGE)
-        print("experiments: " + ", ".join(group_options("experiment")))
+        print(help_text())
+        return
+    if "completion" in flags:
+        print(completion_script(flags.values["completion"]))
+        return
+    if "info" in flags:
+        for job in jobs:
+            print(info_text(flags.values.get("info", "all"), job.cfg, job.overrides))
         return
     if "cfg" in flags:
         for job in jobs:
             print(OmegaConf.to_yaml(job.cfg, resolve=True))
         return
     for note in dict.fromkeys(note for job in jobs for note in job.notes):  # once, not once per job
-        print(f"labeldp-sim: note: {note}", file=sys.stderr)
+        log.warning(f"labeldp-sim: note: {note}")
+    rows, written = [], {}
     try:
         for i, job in enumerate(jobs):
             if len(jobs) > 1:
-                print(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}", flush=True)
+                log.info(f"[job {i + 1}/{len(jobs)}] {' '.join(job.overrides)}")
             interrupts.describe(None)
-            run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
+            status, result = "failed", None
+            try:
+                with logs.run_log(job.spec.results_dir, " ".join(["labeldp-sim", *job.overrides])):
+                    log.debug("config search path: " + os.pathsep.join(map(str, conf_dirs())))
+                    result = run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
+                    status = "finished"
+                    written[Path(job.spec.results_dir)] = None
+                    log.info(f"{job.spec.name}: wrote {result['out']} (trials in {result['run'].store}; "
+                             f"log in {Path(job.spec.results_dir) / logs.RUN_LOG})")
+            finally:
+                if "multirun" in flags:
+                    rows += multirun.job_rows(i + 1, job.spec.name, job.overrides, status, result)
     except StoreError as err:  # damaged or unusable: one line, before any trial is reused
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {err}")
         sys.exit(1)
     except BrokenPipeError:  # main's own case: the reader of stdout left
         raise
     except OSError as err:  # a full disk, a read-only or forbidden folder: one line naming the path
-        print(f"labeldp-sim: error: {os_error_line(err)}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {os_error_line(err)}")
         sys.exit(1)
+    finally:
+        if rows:
+            multirun.finish([(job.spec.name, job.overrides, job.spec.results_dir) for job in jobs], rows)
+    for directory in written:
+        log.info(f"{directory / 'index.html'} was not rebuilt; to rebuild the report: "
+                 f"labeldp-sim report --results {directory}")

@@ -39,13 +39,13 @@ import functools
 import logging
 import os
 import signal
-import sys
 import time
 from contextlib import contextmanager
 from typing import Iterator
 
 from labeldp_sim.harness import interrupts
 from labeldp_sim.harness.errors import first_line
+from labeldp_sim.harness.logs import get_logger
 
 __all__ = ["ClusterError", "TaskLost", "dask_client", "dask_backend", "check_scheduler", "local_workers",
            "fingerprint_on_worker"]
@@ -425,7 +425,7 @@ def _try(close, what: str, *args, **kwargs) -> None:
     try:
         close(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - best effort on the way out
-        print(f"labeldp-sim: warning: closing the Dask {what} failed ({first_line(err)})", file=sys.stderr)
+        get_logger("cluster").warning(f"labeldp-sim: warning: closing the Dask {what} failed ({first_line(err)})")
 
 
 def dask_backend(client, scatter: list):

@@ -31,6 +31,8 @@ import math
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+import numpy as np
+
 from labeldp_sim.harness.errors import ConfigError, check, first_line, is_int, is_number
 
 __all__ = ["Constraint", "Interval", "Options", "Boolean", "Text", "Nullable", "AnyOf", "WithNote", "Component",
@@ -46,6 +48,11 @@ class Constraint(ABC):
 
     ``cast``, where not None, turns an accepted value into the one the kind uses
     (``int``, ``float``: a sweep's :class:`~labeldp_sim.harness.sweeps.Rule`); None keeps it.
+
+    Examples
+    --------
+    >>> Interval(int, 1).accepts(3), Interval(int, 1).describe()
+    (True, 'integers >= 1')
     """
 
     cast = None
@@ -62,9 +69,22 @@ class Constraint(ABC):
 class Interval(Constraint):
     """A number in an interval: ``Interval(float, 0, 1, closed="right")`` is (0, 1].
 
-    ``kind`` is ``int`` (integers, never bools) or ``float`` (finite numbers,
-    integers included).  ``None`` for a bound leaves that side open-ended.
-    ``note`` is added to the description in parentheses.
+    Parameters
+    ----------
+    kind : {int, float}
+        ``int`` (integers, never bools) or ``float`` (finite numbers, integers included).
+    low, high : float, optional
+        The bounds; None leaves that side open-ended.
+    closed : {"both", "left", "right", "neither"}, default "both"
+        Which bounds belong to the interval.
+    note : str, optional
+        Added to the description in parentheses.
+
+    Examples
+    --------
+    >>> beta = Interval(float, 0, 1, closed="right")
+    >>> beta.accepts(1.0), beta.accepts(0), beta.describe()
+    (True, False, 'finite numbers in (0, 1]')
     """
 
     def __init__(self, kind: type, low=None, high=None, closed: str = "both", note: str = ""):
@@ -97,7 +117,18 @@ class Interval(Constraint):
 
 
 class Options(Constraint):
-    """One of a fixed set of values (names, usually)."""
+    """One of a fixed set of values (names, usually).
+
+    Parameters
+    ----------
+    *values : str or int or float
+        The values accepted.
+
+    Examples
+    --------
+    >>> Options("round", "square").accepts("round"), Options("round", "square").describe()
+    (True, 'round, square')
+    """
 
     def __init__(self, *values):
         self.values = tuple(values)
@@ -110,6 +141,14 @@ class Options(Constraint):
 
 
 class Boolean(Constraint):
+    """``true`` or ``false`` (a bool: 0 and 1 are refused).
+
+    Examples
+    --------
+    >>> Boolean().accepts(True), Boolean().accepts(1)
+    (True, False)
+    """
+
     def accepts(self, value) -> bool:
         return isinstance(value, bool)
 
@@ -118,7 +157,18 @@ class Boolean(Constraint):
 
 
 class Text(Constraint):
-    """Any non-empty string (``what`` says which)."""
+    """Any non-empty string.
+
+    Parameters
+    ----------
+    what : str, optional
+        What the string is, as the ``allowed:`` part of an error.
+
+    Examples
+    --------
+    >>> Text("a label").accepts(""), Text("a label").describe()
+    (False, 'a label')
+    """
 
     def __init__(self, what: str = "a non-empty string"):
         self.what = what
@@ -131,7 +181,20 @@ class Text(Constraint):
 
 
 class Nullable(Constraint):
-    """``null`` (None) or whatever ``inner`` accepts; ``meaning`` says what null means."""
+    """``null`` (None) or whatever ``inner`` accepts.
+
+    Parameters
+    ----------
+    inner : Constraint
+        What a value other than None must satisfy.
+    meaning : str, optional
+        What null means, said in the description.
+
+    Examples
+    --------
+    >>> Nullable(Interval(int, 1), "every one").describe()
+    'null (every one) or integers >= 1'
+    """
 
     def __init__(self, inner: Constraint, meaning: str = ""):
         self.inner, self.meaning = inner, meaning
@@ -145,7 +208,20 @@ class Nullable(Constraint):
 
 
 class WithNote(Constraint):
-    """Whatever ``inner`` accepts, described with ``note`` in parentheses (why, or what a value means)."""
+    """Whatever ``inner`` accepts, described with a note in parentheses.
+
+    Parameters
+    ----------
+    inner : Constraint
+        What a value must satisfy.
+    note : str
+        Why, or what a value means.
+
+    Examples
+    --------
+    >>> WithNote(Interval(int, 1), "cubes per axis").describe()
+    'integers >= 1 (cubes per axis)'
+    """
 
     def __init__(self, inner: Constraint, note: str):
         self.inner, self.note = inner, note
@@ -158,7 +234,19 @@ class WithNote(Constraint):
 
 
 class AnyOf(Constraint):
-    """Whatever one of ``constraints`` accepts."""
+    """Whatever one of ``constraints`` accepts.
+
+    Parameters
+    ----------
+    *constraints : Constraint
+        The alternatives.
+
+    Examples
+    --------
+    >>> either = AnyOf(Options("theory"), Interval(float, 0, closed="neither"))
+    >>> either.accepts("theory"), either.accepts(2.5), either.describe()
+    (True, True, 'theory or finite numbers > 0')
+    """
 
     def __init__(self, *constraints: Constraint):
         self.constraints = constraints
@@ -177,8 +265,8 @@ _REGISTRY: dict = {}
 class Component:
     """A configurable object of one ``group`` with declared ``parameters``.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     group : str or None
         The config group (``distribution``, ``mechanism``, ``estimator``,
         ``method``...) whose registry lists the class; None for a base class.
@@ -188,6 +276,19 @@ class Component:
     parameters : dict of str -> Constraint
         Every keyword parameter of ``__init__`` and what it accepts.  Read
         without instantiating anything; a test checks it against the signature.
+
+    Examples
+    --------
+    >>> class Toy(Component):
+    ...     group, name = "toy.example", "toy"
+    ...     parameters = {"rate": Interval(float, 0, closed="neither")}
+    ...     def __init__(self, rate=1.0):
+    ...         self.check_parameters(rate=rate)
+    ...         self.rate = rate
+    >>> Toy(rate=2.0)
+    Toy(rate=2.0)
+    >>> build("toy.example", {"name": "toy", "rate": 0.5})
+    Toy(rate=0.5)
     """
 
     group: ClassVar[str | None] = None
@@ -209,6 +310,27 @@ class Component:
         """
         for key, value in values.items():
             _check_value(key, value, self.parameters[key])
+
+    def __repr__(self) -> str:
+        """``Class(p=value, ...)``: each declared parameter the instance stores under its own name.
+
+        Examples
+        --------
+        >>> class Toy(Component):
+        ...     parameters = {"beta": Interval(float, 0, 1), "d": Interval(int, 1)}
+        ...     def __init__(self, beta=0.5, d=2):
+        ...         self.beta, self.d = beta, d
+        >>> Toy(beta=0.25)
+        Toy(beta=0.25, d=2)
+        """
+        stored = vars(self)
+        shown = ", ".join(f"{key}={_shown(stored[key])!r}" for key in self.parameters if key in stored)
+        return f"{type(self).__name__}({shown})"
+
+
+def _shown(value):
+    """A numpy scalar as the Python number it holds (``0.5``, not ``np.float64(0.5)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check_value(key: str, value, constraint: Constraint) -> None:
@@ -232,11 +354,32 @@ def components(group: str | None = None) -> dict:
 
 
 def by_name(group: str) -> dict:
-    """``{cls.name: cls}`` of the registered concrete components of ``group``: the names a config may use.
+    """The registered concrete components of ``group`` by name: the names a config may use.
 
     Two classes claiming one name is a programming error (a plug-in shadowing a
     built-in one included); a concrete class without a name is unreachable, which
     ``tests/test_components.py`` refuses.
+
+    Parameters
+    ----------
+    group : str
+        The component group (``mechanism``, ``distribution``...).
+
+    Returns
+    -------
+    dict of str to type
+        ``{cls.name: cls}``; empty when no module of the group is imported.
+
+    Raises
+    ------
+    TypeError
+        When two classes claim one name.
+
+    Examples
+    --------
+    >>> import labeldp_sim.papers.table1
+    >>> "laplace_cube" in by_name("mechanism")
+    True
     """
     table = {}
     for path, cls in components(group).items():
@@ -252,8 +395,30 @@ def by_name(group: str) -> dict:
 def component_class(group: str, name, key: str | None = None) -> type:
     """The registered concrete :class:`Component` of ``group`` called ``name``.
 
-    ConfigError under ``key`` (default ``<group>.name``) listing the group's
-    registered names otherwise.
+    Parameters
+    ----------
+    group : str
+        The component group.
+    name : str
+        The registered name.
+    key : str, optional
+        The config key an error names (default ``<group>.name``).
+
+    Returns
+    -------
+    type
+        The component class.
+
+    Raises
+    ------
+    ConfigError
+        Under ``key``, listing the group's registered names, when none is called ``name``.
+
+    Examples
+    --------
+    >>> import labeldp_sim.papers.table1
+    >>> component_class("distribution", "holder_bump").__name__
+    'HolderBump'
     """
     table = by_name(group)
     check(isinstance(name, str) and name in table, key or f"{group}.{ADDRESS}", name,
@@ -264,10 +429,32 @@ def component_class(group: str, name, key: str | None = None) -> type:
 def check_arguments(group: str, cls: type, args: dict, supplied: dict | None = None) -> None:
     """Check ``args`` against ``cls.parameters`` before anything is built.
 
-    ``supplied`` maps the parameters the caller sets itself to where their value
-    comes from (``{"d": "grid.d"}``): such a key in ``args`` is refused, it
-    would be ignored.  Unknown keys and values a constraint refuses raise
-    :class:`ConfigError` naming ``group.key`` and the allowed values.
+    Parameters
+    ----------
+    group : str
+        The component group, the prefix of the keys an error names.
+    cls : type
+        The :class:`Component` class.
+    args : dict
+        The parameters a config gives.
+    supplied : dict of str to str, optional
+        The parameters the caller sets itself, mapped to where their value comes from
+        (``{"d": "grid.d"}``): such a key in ``args`` is refused, it would be ignored.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown key or a value its constraint refuses, naming ``group.key`` and the
+        allowed values.
+
+    Examples
+    --------
+    >>> import labeldp_sim.papers.table1
+    >>> cls = component_class("distribution", "holder_bump")
+    >>> check_arguments("distribution", cls, {"beta": 2.0})
+    Traceback (most recent call last):
+    ...
+    labeldp_sim.harness.errors.ConfigError: distribution.beta: got 2.0; allowed: finite numbers in (0, 1]
     """
     supplied = supplied or {}
     allowed = [name for name in cls.parameters if name not in supplied]
@@ -281,11 +468,36 @@ def check_arguments(group: str, cls: type, args: dict, supplied: dict | None = N
 def build(group: str, node: dict, supplied: dict | None = None, ignore=(ADDRESS,), **extra):
     """The component ``node`` describes, built with ``extra`` (the caller's arguments).
 
-    ``node`` is a plain dict whose ``name`` is a registered component of
-    ``group``; its keys other than ``ignore`` are checked by
-    :func:`check_arguments`, ``extra`` is not (the caller validated it).  A
-    ConfigError the class raises gets the ``group.`` prefix; any other failure
-    of the constructor names the group and the class.
+    Parameters
+    ----------
+    group : str
+        The component group.
+    node : dict
+        A plain dict whose ``name`` is a registered component of ``group``; its keys
+        other than ``ignore`` are checked by :func:`check_arguments`.
+    supplied : dict of str to str, optional
+        Parameters the caller sets itself (see :func:`check_arguments`).
+    ignore : tuple of str, default ("name",)
+        Keys of ``node`` that are not parameters.
+    **extra
+        Further arguments of the constructor, not checked (the caller validated them).
+
+    Returns
+    -------
+    Component
+        The built component.
+
+    Raises
+    ------
+    ConfigError
+        For a bad node; a ConfigError the class raises gets the ``group.`` prefix, and any
+        other failure of the constructor names the group and the class.
+
+    Examples
+    --------
+    >>> import labeldp_sim.papers.table1
+    >>> build("distribution", {"name": "holder_bump", "beta": 0.5}, supplied={"d": "grid.d"}, d=1)
+    HolderBump(d=1, beta=0.5, ...)
     """
     cls = component_class(group, node.get(ADDRESS))
     return instantiate(group, cls, {k: v for k, v in node.items() if k not in ignore}, supplied, **extra)
@@ -295,9 +507,36 @@ def instantiate(group: str, cls: type, args: dict, supplied: dict | None = None,
     """``cls(**args, **extra)``, ``args`` checked by :func:`check_arguments` first.
 
     For a caller that found the class itself (:func:`component_class`, or a
-    paper's own lookup among the names a task allows).  A ConfigError the class raises
-    gets the ``group.`` prefix; any other failure of the constructor names the
-    group and the class.
+    paper's own lookup among the names a task allows).
+
+    Parameters
+    ----------
+    group : str
+        The component group.
+    cls : type
+        The :class:`Component` class.
+    args : dict
+        The parameters a config gives, checked.
+    supplied : dict of str to str, optional
+        Parameters the caller sets itself (see :func:`check_arguments`).
+    **extra
+        Further arguments of the constructor, not checked.
+
+    Returns
+    -------
+    Component
+        The built component.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`build`.
+
+    Examples
+    --------
+    >>> import labeldp_sim.papers.table1
+    >>> instantiate("mechanism", component_class("mechanism", "laplace_cube"), {"epsilon": 1.0, "T": 2.0})
+    LaplaceCubeMean(epsilon=1.0, T=2)
     """
     check_arguments(group, cls, args, supplied)
     try:

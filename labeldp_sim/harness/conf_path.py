@@ -1,5 +1,10 @@
 """Where configs come from: ``conf/``, each paper's ``conf/<paper>/``, then ``LABELDP_SIM_CONF_PATH``.
 
+``conf/`` (:data:`CONF_DIR`) is the checkout's top-level folder when labeldp-sim runs from a
+source tree (an editable install included), and the copy the wheel ships inside the package
+(``labeldp_sim/conf/``) when it is installed: the repository keeps one copy, which the build maps
+into the wheel (``setup.py``, ``pyproject.toml``), so that ``labeldp-sim`` works from any folder.
+
 ``conf/`` mirrors the package: the root config and the groups every paper shares
 (``runner/``) sit at its top, and each paper package of ``labeldp_sim.papers``
 (:func:`~labeldp_sim.harness.provenance.paper_packages`) has its configs in
@@ -33,13 +38,46 @@ from functools import lru_cache
 from pathlib import Path
 
 from labeldp_sim.harness.errors import ConfigError
-from labeldp_sim.harness.provenance import paper_packages
+from labeldp_sim.harness.provenance import ROOT, paper_packages, source_tree
 
 __all__ = ["CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
            "group_options", "paper_conf_dirs", "search_path_override", "top_config"]
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CONF_PATH_VARIABLE = "LABELDP_SIM_CONF_PATH"
+
+
+def _package_conf_dir() -> Path:
+    """The package's own configuration: the checkout's ``conf/`` in a source tree, else the copy
+    the wheel ships as ``labeldp_sim/conf/``.
+
+    The repository keeps one copy, at its top (``setup.py`` maps it into the wheel), so a source
+    tree (run in place, or installed editable) must read that one: an edit of ``conf/`` then
+    counts at once, with no reinstall.  A source tree is recognised by its ``pyproject.toml``
+    beside ``conf/config.yaml``, next to the package folder: an installed package's parent is
+    ``site-packages``, which has neither.
+
+    Returns
+    -------
+    Path
+        The folder that holds ``config.yaml``, the shared groups and the paper folders.
+
+    Raises
+    ------
+    FileNotFoundError
+        Neither holds ``config.yaml`` (a wheel built without its configuration, or a damaged
+        install): said here, at import, rather than as a missing file deep inside Hydra.
+    """
+    checkout = ROOT
+    if source_tree():
+        return checkout / "conf"
+    packaged = Path(__file__).resolve().parents[1] / "conf"
+    if not (packaged / "config.yaml").is_file():
+        raise FileNotFoundError(f"labeldp-sim's configuration is missing: neither {checkout / 'conf'} (a source "
+                                f"tree) nor {packaged} (an installed wheel) holds config.yaml; reinstall the package")
+    return packaged
+
+
+CONF_DIR = _package_conf_dir()
 
 
 def paper_conf_dirs() -> tuple:

@@ -46,9 +46,10 @@ PAPERS = "papers"
 # editing it (even a comment: conservative on purpose) invalidates the stored trials.
 SHARED_PRESENTATION = (
     "__init__.py", "__main__.py", "app.py", f"{PAPERS}/__init__.py",
-    "harness/__init__.py", "harness/cli.py", "harness/cluster.py", "harness/components.py",
-    "harness/conf_path.py", "harness/config.py", "harness/errors.py", "harness/interrupts.py",
-    "harness/kinds.py", "harness/memory.py", "harness/provenance.py", "harness/reads.py",
+    "harness/__init__.py", "harness/cli.py", "harness/cli_help.py", "harness/cluster.py",
+    "harness/components.py", "harness/conf_path.py", "harness/config.py", "harness/errors.py",
+    "harness/interrupts.py", "harness/kinds.py", "harness/logs.py", "harness/memory.py",
+    "harness/multirun.py", "harness/provenance.py", "harness/reads.py",
     "harness/scheduler_probe.py", "harness/settings.py", "harness/store/", "harness/sweeps.py",
     "stats/", "report/", "privacy/__init__.py", "privacy/audit/",
 )
@@ -186,8 +187,22 @@ def config_key(parts: dict, package: str | tuple | None = None) -> str:
 
 
 @lru_cache(maxsize=1)
+def source_tree() -> bool:
+    """Whether the package runs from its source tree (in place, or installed editable): the folder
+    above it holds ``pyproject.toml`` and ``conf/config.yaml``.  An installed package's parent is
+    ``site-packages``, which has neither."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "conf" / "config.yaml").is_file()
+
+
 def git_commit() -> str:
-    """HEAD's commit, with ``+dirty`` when tracked files outside ``results/`` differ from it."""
+    """HEAD's commit, with ``+dirty`` when tracked files outside ``results/`` differ from it.
+
+    Only for a source tree (the package beside its ``conf/``, run in place or installed editable):
+    an installed wheel's folder may sit inside some other checkout (a venv in a repository), whose
+    commit says nothing about this code: ``installed``.
+    """
+    if not source_tree():
+        return "installed"
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True, check=True).stdout.strip()

@@ -23,7 +23,6 @@ return DataFrames; the driver writes each one to the store as it arrives.
 
 from __future__ import annotations
 
-import sys
 import types
 import warnings
 from abc import ABC, abstractmethod
@@ -34,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from joblib import Parallel, parallel_config
-from tqdm.auto import tqdm
 
 from labeldp_sim.harness import interrupts
 from labeldp_sim.harness.cluster import ClusterError, dask_client, fingerprint_on_worker
+from labeldp_sim.harness.logs import get_logger, progress
 from labeldp_sim.harness.points import Point
 from labeldp_sim.harness.provenance import code_fingerprint, git_commit
 from labeldp_sim.harness.seeds import derive_rng
@@ -48,6 +47,7 @@ __all__ = ["Plan", "RunStats", "execute", "shared_arguments", "trial_rng"]
 # joblib's own threshold for scattering an argument on its own (which it measures with
 # dask's sizeof, blind to the inside of plain objects: hence pickled bytes here)
 SCATTER_MIN_BYTES = 1000
+log = get_logger("runner")
 
 
 class Plan(ABC):
@@ -129,8 +129,8 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     where = f"from {store.path}" + (f" (computed by {_describe_commits(prior)})" if prior else "")
     how = ("runner.reuse=false recomputes" if settings.reuse
            else "runner.reuse=false: stored trials are recomputed and replaced")
-    print(f"{plan.label()}: {len(wanted):,} trials: {len(reused_keys):,} reused {where}, "
-          f"{len(todo):,} to compute [config {plan.config_key}; {how}]", flush=True)
+    log.info(f"{plan.label()}: {len(wanted):,} trials: {len(reused_keys):,} reused {where}, "
+             f"{len(todo):,} to compute [config {plan.config_key}; {how}]")
 
     stored_now = [0]  # records this run inserted and committed: exact through an interrupt
     status = "interrupted"
@@ -148,7 +148,7 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
         status = "failed"
         kept = (f" ({stored_now[0]:,} trials of this run are kept in {store.path})"
                 if stored_now[0] else "")
-        print(f"labeldp-sim: error: {err}{kept}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {err}{kept}")
         raise SystemExit(1) from None
     except Exception:  # a store that fails (a full disk: StoreError), or a fault of the code
         status = "failed"
@@ -189,8 +189,8 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
 def _compute(plan: Plan, store: TrialStore, todo: list, run_id: str, commit: str,
              stored_now: list) -> None:
     settings = plan.runner
-    bar = tqdm(total=len(todo), desc=plan.label(), unit="trial", delay=2.0, leave=False,
-               disable=not settings.progress or not sys.stderr.isatty())
+    # a tqdm bar on a terminal, else a line every so often; none with runner.progress=false
+    bar = progress(plan.label(), len(todo), settings.progress)
     try:
         with _finished_frames(plan, plan.tasks(todo)) as frames:
             for frame in frames:

@@ -1,67 +1,50 @@
 r"""Privacy protocols shared by every paper package: what a mechanism states and what it must implement.
 
-Every mechanism states its ε, what it protects (:class:`Privacy`) and the tasks it
-fits, and belongs to exactly one protocol.  Each protocol's privacy-relevant
-methods are abstract, so a half-written mechanism cannot be instantiated, and
-clipping and noise happen in one method per mechanism:
+Every mechanism states its ε, what it protects (:class:`Privacy`) and the tasks it fits, and belongs to
+exactly one protocol.  Each protocol's privacy-relevant methods are abstract, so a half-written mechanism
+cannot be instantiated, and clipping and noise happen in one method per mechanism:
 
 :class:`LocalMechanism` — ``report(y, rng, *, K, cells, n_cells)``
-    maps each user's record to its report.  ``report`` is the boundary: it checks
-    the data (:meth:`LocalMechanism.check_inputs`) and hands them to the
-    mechanism's ``_report``, the only place a local mechanism clips or adds noise.
-    Everything after it is post-processing.
+    maps each user's record to its report, checked, clipping and noise in ``_report``.
 
 :class:`CubeSumMechanism` (local) — what a cube estimator aggregates:
-    ``aggregate(reports, cells, n_cells, K)``: the per-cube statistic (12), a sum
-    of reports; ``sample_aggregate(data, N, rng, K)``: the same statistic drawn
-    exactly in law from the per-cube label counts (the mechanism's own
-    sufficient-statistic sampler ``_sample_aggregate``, SPEC §4); ``collect``:
+    ``aggregate(reports, cells, n_cells, K)``: the per-cube statistic (12), a sum of reports;
+    ``sample_aggregate(data, N, rng, K)``: the same statistic drawn exactly in law from the per-cube label
+    counts (the mechanism's own sufficient-statistic sampler ``_sample_aggregate``, SPEC §4); ``collect``:
     reports of the samples in chunks, aggregated as they are drawn.
 
 :class:`NoisyLabel` (local) — one number per user, which a kNN averages.
 
 :class:`CentralMechanism` — ``release(data, rng, N, h, d)``
-    maps the data set, given as a :class:`CubeData` (the samples, or their
-    per-cube label counts: both paths run this same code), to the released
-    per-cube output, clipping and noise included (in ``_release``).  A
-    :class:`CubeData` checks its arrays when it is built, so no release reads
-    unchecked data.
+    maps a checked :class:`CubeData` to the released per-cube output (in ``_release``).
 
-:class:`NoPrivacy` is explicit: its report is the label (a read-only view).  K is always
-an argument for classification mechanisms, never inferred from the labels.
+:class:`NoPrivacy` is explicit: its report is the label (a read-only view).  K is always an argument for
+classification mechanisms, never inferred from the labels.
 
-Every mechanism is a :class:`~labeldp_sim.harness.components.Component` (group
-``mechanism`` here; the user-level randomizers have their own): it declares its
-keyword parameters (``parameters``), and its ``audit_cases`` names what the
-privacy audit runs for it.  A protocol's boundary
-methods (``boundary``) cannot be overridden by a public concrete mechanism: the
-class is refused when it is defined.
+Every mechanism is a :class:`~labeldp_sim.harness.components.Component` (group ``mechanism`` here; the
+user-level randomizers have their own): it declares its keyword parameters (``parameters``), and its
+``audit_cases`` names what the privacy audit runs for it.  A protocol's boundary methods (``boundary``) cannot
+be overridden by a public concrete mechanism: the class is refused when it is defined.
 
-**Careless inputs are refused at the boundary** (:mod:`labeldp_sim.privacy.checks`), in one
-line that names the argument (a :class:`~labeldp_sim.harness.errors.ConfigError`, a ``ValueError``):
-labels that are not integers in 0..K−1, cube indices outside 0..n_cells−1, NaN
-or ±inf in labels, arrays of the wrong shape, and an ε whose probabilities
-float64 cannot represent (:data:`LOG_ODDS_LIMIT`), whose draws on the grid of
-uniforms would realise a loss above ε (:mod:`labeldp_sim.privacy.grid`), or whose
-noise scale overflows.  The checks are O(n) numpy reductions and return the arrays as given
-(no copy, no change of dtype) and draw nothing, so a valid call draws exactly
-the numbers it drew before the checks existed.
+**Careless inputs are refused at the boundary** (:mod:`labeldp_sim.privacy.checks`), in one line that names
+the argument (a :class:`~labeldp_sim.harness.errors.ConfigError`, a ``ValueError``): labels that are not
+integers in 0..K−1, cube indices outside 0..n_cells−1, NaN or ±inf in labels, arrays of the wrong shape, and
+an ε whose probabilities float64 cannot represent (:data:`LOG_ODDS_LIMIT`), whose draws on the grid of
+uniforms would realise a loss above ε (:mod:`labeldp_sim.privacy.grid`), or whose noise scale overflows.  The
+checks are O(n) numpy reductions and return the arrays as given (no copy, no change of dtype) and draw
+nothing, so a valid call draws exactly the numbers it drew before the checks existed.
 
-**Simulation mechanisms, not for releasing real data.**  The mechanisms here
-draw from the papers' laws in floating point, which is what the rate theory is
-about.  Floating-point Laplace noise leaks through its low-order bits
-(Mironov 2012): the set of floats ``location + noise`` can take depends on the
-location, so an event on the last mantissa bit tells neighbours apart far beyond
-e^ε.  Samplers that compare a uniform with a probability realise it on the grid
-of 2^-53 that uniforms live on (⌈p·2^53⌉/2^53); RR and RAPPOR cap ε where the loss
-that realises stays within 1e-9 of ε (:mod:`labeldp_sim.privacy.grid`).  ``labeldp-sim audit`` measures the low-bit leak
-of every Laplace-based mechanism and reports it as a known, stated limitation;
-to release data, use a floating-point-safe library (e.g. OpenDP's discrete
-Laplace).
+**Simulation mechanisms, not for releasing real data.**  The mechanisms here draw from the papers' laws in
+floating point, which is what the rate theory is about.  Floating-point Laplace noise leaks through its
+low-order bits (Mironov 2012): the set of floats ``location + noise`` can take depends on the location, so an
+event on the last mantissa bit tells neighbours apart far beyond e^ε.  Samplers that compare a uniform with a
+probability realise it on the grid of 2^-53 that uniforms live on (⌈p·2^53⌉/2^53); RR and RAPPOR cap ε where
+the loss that realises stays within 1e-9 of ε (:mod:`labeldp_sim.privacy.grid`).  ``labeldp-sim audit``
+measures the low-bit leak of every Laplace-based mechanism and reports it as a known, stated limitation; to
+release data, use a floating-point-safe library (e.g. OpenDP's discrete Laplace).
 
-User-level protocols (papers/003) live with their paper in
-:mod:`labeldp_sim.papers.userlevel.mechanisms`, on top of :class:`Privacy`, :func:`laplace_sum`
-and the checks here.
+User-level protocols (papers/003) live with their paper in :mod:`labeldp_sim.papers.userlevel.mechanisms`, on
+top of :class:`Privacy`, :func:`laplace_sum` and the checks here.
 """
 
 from __future__ import annotations
@@ -70,22 +53,25 @@ import importlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import numpy as np
 
 from labeldp_sim.harness.components import Component, Nullable
 from labeldp_sim.harness.errors import ConfigError, check
+# the data a mechanism reads and the moments it states (re-exported, like the checks below)
+from labeldp_sim.privacy.cube_data import CubeData, CubeMeanMoments, cube_label_counts, mean_of_n_labels
 # the boundary checks (re-exported: the mechanisms of every paper import them from here)
-from labeldp_sim.privacy.checks import (LOG_ODDS_LIMIT, checked_array, describe, refuse_first, require_K, check_cells, check_classes,
-                     check_epsilon, check_finite, check_n_cells, check_noise_scale, check_reals, epsilon_parameter,
-                     noise_scale, shown)
+from labeldp_sim.privacy.checks import (LOG_ODDS_LIMIT, check_cells, check_classes, check_epsilon, check_finite,
+                                        check_n_cells, check_noise_scale, check_reals, epsilon_parameter, noise_scale,
+                                        require_K, shown)
 
 __all__ = ["Privacy", "NONE", "LABEL_LOCAL", "LABEL_CENTRAL", "FULL_LOCAL", "FULL_CENTRAL", "USER_LOCAL",
            "Mechanism", "LocalMechanism", "CubeSumMechanism", "NoisyLabel", "CentralMechanism", "CubeData",
            "NoPrivacy", "argmax_random_ties", "laplace_sum", "LOG_ODDS_LIMIT", "check_epsilon", "check_noise_scale",
            "noise_scale", "check_classes", "check_reals", "check_cells", "check_n_cells", "check_finite",
-           "shown", "epsilon_parameter", "MECHANISMS", "audit_recipe", "CubeMeanMoments"]
+           "shown", "epsilon_parameter", "MECHANISMS", "audit_recipe", "CubeMeanMoments", "mean_of_n_labels",
+           "cube_label_counts"]
 
 
 @dataclass(frozen=True)
@@ -117,138 +103,28 @@ USER_LOCAL = Privacy("local", "user data set")  # papers/003, Definition 1: all 
 
 def argmax_random_ties(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row-wise argmax of integer scores, ties broken uniformly at random (13)."""
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     return np.argmax(scores + 0.5 * rng.random(scores.shape), axis=1)
 
 
 def laplace_sum(n, scale, rng):
     """Σ of n i.i.d. Lap(scale), exactly in law: scale·(Gamma(n, 1) − Gamma(n, 1))."""
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     n = np.asarray(n, dtype=float)
     return scale * (rng.gamma(n) - rng.gamma(n))
-
-
-class CubeMeanMoments(NamedTuple):
-    r"""The first two moments of a released cube mean, given the cube's count law (exact risks, SPEC §5a).
-
-    With c(Y) the mechanism's clipped label (``T``; None: no clip) and n the
-    cube's sample count,
-
-        E[η̂]  = a · E[c(Y)],
-        E[η̂²] = b2 · E[c(Y)]² + b1 · E[c(Y)²] + b0,
-
-    the expectations over n, the labels given n (i.i.d. given the cube) and the
-    mechanism's noise.  A mechanism states its own (``cube_mean_moments``), from
-    the same clip level and noise scale its release uses.
-    """
-
-    T: float | None
-    a: float
-    b2: float
-    b1: float
-    b0: float
-
-
-def mean_of_n_labels(counts, noise_variance: float = 0.0, T=None) -> CubeMeanMoments:
-    """S/n on occupied cubes (0 on empty ones), S a sum of n clipped labels plus noise of variance
-    ``noise_variance`` per label: E[S²|n] = n E c² + n(n−1) (E c)² + n·noise."""
-    P, inv = counts.p_occupied, counts.inverse
-    return CubeMeanMoments(T, P, P - inv, inv, noise_variance * inv)
 
 
 # the component group of the label-privacy mechanisms, the one conf/table1/mechanism/*.yaml name
 MECHANISMS = "mechanism"
 
 
-def cube_label_counts(cells, y, n_cells, K):
-    """n_lj = #{i: X_i ∈ B_l, Y_i = j}, shape (n_cells, K)."""
-    pair = np.multiply(cells, K, dtype=np.int64)  # the (cube, label) pair, in place: N can be 10^7
-    pair += check_classes(y, K)
-    return np.bincount(pair, minlength=n_cells * K).reshape(n_cells, K)
-
-
-def _check_counts(counts, values):
-    """Per-cube counts of each label value: whole numbers ≥ 0, shape (n_cells, len(values))."""
-    allowed = "per-cube counts of each label value: whole numbers >= 0, shape (n_cells, values)"
-    counts = checked_array(counts, "counts", allowed)
-    if counts.ndim != 2 or (counts.size and counts.dtype.kind not in "iuf"):
-        raise ConfigError("counts", describe(counts), allowed)
-    if counts.size and counts.dtype.kind == "f":
-        whole = np.isfinite(counts)
-        whole[whole] = counts[whole] == np.floor(counts[whole])
-        if not whole.all():
-            refuse_first("counts", counts, ~whole, allowed)
-    if counts.size and counts.min() < 0:
-        refuse_first("counts", counts, counts < 0, allowed)
-    values_allowed = f"finite label values, one per column of counts ({counts.shape[1]})"
-    values = np.asarray(checked_array(values, "values", values_allowed), dtype=float)
-    check(values.shape == (counts.shape[1],), "values", describe(values), values_allowed)
-    return counts, check_finite(values, "values", values_allowed)
-
-
-class CubeData:
-    """The data a cube estimator sees, on either path: the samples or their per-cube counts.
-
-    ``from_samples(cells, y, n_cells)`` keeps each sample's cube and label;
-    ``from_counts(counts, values)`` keeps the number of samples of each label
-    value per cube (shape (n_cells, len(values))), as the sufficient-statistic
-    path draws them.  Both answer the same questions, so a mechanism's release
-    runs the same code on both paths.
-
-    The arrays are checked when the object is built — the boundary of every
-    central mechanism and sampler: cube indices in 0..n_cells−1, finite labels
-    (classes are checked against K when counted), whole counts ≥ 0, finite
-    label values.  A refusal is one :class:`ConfigError` line naming the array.
-    """
-
-    def __init__(self, n_cells, cells=None, y=None, counts=None, values=None):
-        if counts is not None:
-            counts, values = _check_counts(counts, values)
-            n_cells = counts.shape[0]
-        self.n_cells = check_n_cells(n_cells, low=0)
-        if counts is None:
-            y = check_reals(y)
-            cells = check_cells(cells, self.n_cells, len(y))
-        self.cells, self.y, self.counts, self.values = cells, y, counts, values
-
-    @classmethod
-    def from_samples(cls, cells, y, n_cells):
-        return cls(n_cells, cells=cells, y=y)
-
-    @classmethod
-    def from_counts(cls, counts, values):
-        return cls(None, counts=counts, values=values)
-
-    def n(self) -> np.ndarray:
-        """Samples per cube, n_l."""
-        if self.counts is not None:
-            return self.counts.sum(axis=1).astype(float)
-        return np.bincount(self.cells, minlength=self.n_cells).astype(float)
-
-    def label_counts(self, K) -> np.ndarray:
-        """n_lj for classes 0..K−1, shape (n_cells, K)."""
-        K = require_K(K)
-        if self.counts is not None:
-            check(self.counts.shape[1] == K, "K", K, f"the {self.counts.shape[1]} label values counted")
-            return self.counts
-        return cube_label_counts(self.cells, self.y, self.n_cells, K)
-
-    def clipped_sums(self, T) -> np.ndarray:
-        """Σ_{X_i ∈ B_l} Clip(Y_i, T) per cube; T = None sums the labels as they are."""
-        if self.counts is not None:
-            values = self.values if T is None else np.clip(self.values, -T, T)
-            return self.counts @ values
-        y = self.y if T is None else np.clip(self.y, -T, T)
-        return np.bincount(self.cells, weights=y, minlength=self.n_cells)
-
-
 class Mechanism(Component, ABC):
     """What every mechanism states: its ε, what it protects, the tasks it fits.
 
-    A :class:`~labeldp_sim.harness.components.Component`: the protocols below give
-    their mechanisms the group ``mechanism`` (a config reaches one by its
-    registered ``name``; the privacy audit iterates the registries of every group
-    holding mechanisms), and each concrete class declares ``parameters``, its
-    keyword parameters and what each accepts, and says what the audit runs for
-    it (:meth:`audit_cases`).
+    A :class:`~labeldp_sim.harness.components.Component`: the protocols below give their mechanisms the group
+    ``mechanism`` (a config reaches one by its registered ``name``; the privacy audit iterates the registries
+    of every group holding mechanisms), and each concrete class declares ``parameters``, its keyword
+    parameters and what each accepts, and says what the audit runs for it (:meth:`audit_cases`).
 
     Attributes
     ----------
@@ -257,25 +133,33 @@ class Mechanism(Component, ABC):
     tasks : tuple of str
     epsilon : float (None only for :class:`NoPrivacy`)
     max_epsilon : float
-        The largest ε whose probabilities float64 represents (inf where none is
-        set); the constructor refuses a larger one, saying ``epsilon_limit``.
+        The largest ε whose probabilities float64 represents (inf where none is set); the constructor refuses
+        a larger one, saying ``epsilon_limit``.
     boundary : tuple of str
-        The protocol's methods that check the data and hand them to the mechanism's
-        clipping and noise.  A public concrete subclass that overrides one is refused
-        when it is defined, so no mechanism a config can name skips the checks
-        (``_…`` classes — planted mutants, test fixtures — are not registered).
+        The protocol's methods that check the data and hand them to the mechanism's clipping and noise.  A
+        public concrete subclass that overrides one is refused when it is defined, so no mechanism a config
+        can name skips the checks (``_…`` classes — planted mutants, test fixtures — are not registered).
     exact_cube_mean : bool
-        Whether it states the moments of the cube mean it releases given a cube
-        count (``cube_mean_moments(counts, N, h, d)`` → :class:`CubeMeanMoments`):
-        what an exact expected risk of a cube mean needs.
+        Whether it states the moments of the cube mean it releases given a cube count
+        (``cube_mean_moments(counts, N, h, d)`` → :class:`CubeMeanMoments`): what an exact expected risk of a
+        cube mean needs.
     exact_report : bool
-        Whether it states the moments of one report (``report_moments()`` →
-        :class:`CubeMeanMoments`): what an exact expected kNN risk needs.
+        Whether it states the moments of one report (``report_moments()`` → :class:`CubeMeanMoments`): what an
+        exact expected kNN risk needs.
     exact_choice : bool
-        Whether it states the law of the class it picks on one cube
-        (``argmax_choice_law(N, mass, K)`` →
-        :class:`~labeldp_sim.privacy.choice_law.ChoiceLaw`): what an exact expected
-        argmax risk needs.
+        Whether it states the law of the class it picks on one cube (``argmax_choice_law(N, mass, K)`` →
+        :class:`~labeldp_sim.privacy.choice_law.ChoiceLaw`): what an exact expected argmax risk needs.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε, > 0 and at most ``max_epsilon`` (else a :class:`ConfigError`).
+
+    Examples
+    --------
+    >>> from labeldp_sim.privacy.rappor import RAPPOR
+    >>> RAPPOR.name, str(RAPPOR.privacy), RAPPOR.tasks, RAPPOR(1.0).epsilon
+    ('rappor', 'label/local', ('classification',), 1.0)
     """
 
     group = None  # no registry lists this base: each protocol names its group
@@ -309,34 +193,52 @@ class Mechanism(Component, ABC):
     @classmethod
     def audit_cases(cls, eps):
         """What the privacy audit runs for this class at the claimed ε = ``eps``: an
-        :class:`~labeldp_sim.privacy.audit.AuditCases` (real cases of exactly this class, planted
-        mutants, careless inputs).  Each concrete mechanism states its own, usually as
-        ``audit_cases = audit_recipe(module, function)``; None (this default) stops the audit.
+        :class:`~labeldp_sim.privacy.audit.AuditCases` (real cases of exactly this class, planted mutants,
+        careless inputs).  Each concrete mechanism states its own, usually as ``audit_cases =
+        audit_recipe(module, function)``; None (this default) stops the audit.
         """
         return None
 
     def trial_needs(self, size) -> list:
         """The arrays this mechanism adds to one trial of ``size`` (a
-        :class:`~labeldp_sim.harness.memory.TrialSize`), as
-        :class:`~labeldp_sim.harness.memory.Need` lower bounds.  The default: none beyond
-        the estimator's (its reports are no larger than the labels, or come in chunks).
+        :class:`~labeldp_sim.harness.memory.TrialSize`), as :class:`~labeldp_sim.harness.memory.Need` lower
+        bounds.  The default: none beyond the estimator's (its reports are no larger than the labels, or come
+        in chunks).
         """
         return []
 
     def fixed_noise_scale(self, N, h, d):
-        """The one noise scale a central release adds to every cube at N samples and cube side h
-        in d dimensions, where it does not depend on the data (it must stay finite and > 0 for
-        an exact risk, which squares the estimates); None (this default) where there is none."""
+        """The one noise scale a central release adds to every cube at N samples and cube side h in d
+        dimensions, where it does not depend on the data (it must stay finite and > 0 for an exact risk, which
+        squares the estimates); None (this default) where there is none."""
         return None
-
-    def __repr__(self):
-        return f"{type(self).__name__}(epsilon={self.epsilon})"
 
 
 def audit_recipe(module: str, function: str, with_class: bool = False) -> classmethod:
-    """The ``audit_cases`` of a mechanism class whose audit is ``module.function(eps)`` (``(cls, eps)``
-    ``with_class``): named by its dotted path, and imported only when the audit asks —
-    the audit's machinery stays out of every run's start-up, and no module imports its recipes'."""
+    """The ``audit_cases`` of a mechanism class whose audit is ``module.function(eps)``.
+
+    ``module.function(cls, eps)`` ``with_class``: named by its dotted path, and imported only when the audit
+    asks — the audit's machinery stays out of every run's start-up, and no module imports its recipes'.
+
+    Parameters
+    ----------
+    module, function : str
+        The dotted path of the audit's module, and the function's name in it.
+    with_class : bool, default False
+        Whether the function takes the asking class too, ``function(cls, eps)``.
+
+    Returns
+    -------
+    classmethod
+        ``audit_cases(cls, eps)``: imports ``module`` when called, returns the function's answer.
+
+    Examples
+    --------
+    >>> class Demo:  # a stand-in audit from the standard library
+    ...     audit_cases = audit_recipe("math", "sqrt")
+    >>> Demo.audit_cases(4.0)
+    2.0
+    """
     def audit_cases(cls, eps):
         # a function named as a string, resolved when the audit asks
         recipe = getattr(importlib.import_module(module), function)
@@ -355,10 +257,19 @@ def _abstract_methods(cls) -> set:
 class LocalMechanism(Mechanism):
     """A mechanism applied by each user to its own record before anything is collected.
 
-    :meth:`report` is the boundary: it checks the data (:meth:`check_inputs`) and
-    hands them to :meth:`_report`, which every mechanism implements and which is
-    the only place it clips or adds noise.  No path reaches ``_report`` with
-    unchecked data.
+    :meth:`report` is the boundary: it checks the data (:meth:`check_inputs`) and hands them to
+    :meth:`_report`, which every mechanism implements and which is the only place it clips or adds noise.  No
+    path reaches ``_report`` with unchecked data.  Everything after it is post-processing.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε (:class:`Mechanism`).
+
+    Examples
+    --------
+    >>> NoPrivacy().report(np.array([0, 1, 1]), 0, K=2).flags.writeable  # the labels, a read-only view
+    False
     """
 
     group = MECHANISMS
@@ -373,17 +284,16 @@ class LocalMechanism(Mechanism):
         ConfigError
             One line naming the argument, for any input :meth:`check_inputs` refuses.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         y, K, cells, n_cells = self.check_inputs(y, K=K, cells=cells, n_cells=n_cells)
         return self._report(y, rng, K=K, cells=cells, n_cells=n_cells, **given)
 
     def check_inputs(self, y, *, K=None, cells=None, n_cells=None):
         """``(y, K, cells, n_cells)`` checked, the arrays as given; else a one-line :class:`ConfigError`.
 
-        Labels are classes — integers in 0..K−1, K given — for a mechanism of
-        classification, and finite reals for one of regression; a mechanism of
-        both (:class:`NoPrivacy`) reads the task from K.  Cube indices, whenever
-        they are given (or needed: ``needs_cells``), are integers in
-        0..n_cells−1, one per label.
+        Labels are classes — integers in 0..K−1, K given — for a mechanism of classification, and finite reals
+        for one of regression; a mechanism of both (:class:`NoPrivacy`) reads the task from K.  Cube indices,
+        whenever they are given (or needed: ``needs_cells``), are integers in 0..n_cells−1, one per label.
         """
         classes = "regression" not in self.tasks or (K is not None and "classification" in self.tasks)
         if classes:
@@ -406,11 +316,20 @@ class LocalMechanism(Mechanism):
 class CubeSumMechanism(LocalMechanism):
     """A local mechanism whose reports a cube estimator sums per cube.
 
-    The statistic is a per-cube score matrix (n_cells, K) for classification,
-    and the pair (n, S) of per-cube counts and sums for regression.
-    :meth:`collect` and :meth:`sample_aggregate` are boundaries too: the first
-    checks the whole arrays, the second takes a :class:`CubeData` only (its
-    arrays checked when it was built) and hands it to :meth:`_sample_aggregate`.
+    The statistic is a per-cube score matrix (n_cells, K) for classification, and the pair (n, S) of per-cube
+    counts and sums for regression. :meth:`collect` and :meth:`sample_aggregate` are boundaries too: the first
+    checks the whole arrays, the second takes a :class:`CubeData` only (its arrays checked when it was built)
+    and hands it to :meth:`_sample_aggregate`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε (:class:`Mechanism`).
+
+    Examples
+    --------
+    >>> NoPrivacy().sample_aggregate(CubeData.from_samples([0, 0, 1], [0, 1, 1], 2), 3, 0, K=2).tolist()
+    [[1, 1], [0, 1]]
     """
 
     boundary = ("collect", "sample_aggregate")
@@ -422,6 +341,7 @@ class CubeSumMechanism(LocalMechanism):
 
     def sample_aggregate(self, data: CubeData, N, rng, K=None):
         """The per-cube statistic drawn exactly in law from ``data``'s per-cube label counts."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self._sample_aggregate(_check_data(data), N, rng, K)
 
     @abstractmethod
@@ -430,6 +350,7 @@ class CubeSumMechanism(LocalMechanism):
 
     def collect(self, y, rng, *, K=None, cells=None, n_cells=None):
         """``aggregate`` of every user's ``report``, in blocks of ``chunk`` users."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         # whole arrays first: a block would hide a cells array longer than y
         y, K, cells, n_cells = self.check_inputs(y, K=K, cells=cells, n_cells=n_cells)
         step = len(y) if not self.chunk else self.chunk
@@ -451,7 +372,18 @@ def _add(a, b):
 
 
 class NoisyLabel(LocalMechanism):
-    """A local mechanism whose report is one number per user (a kNN averages them)."""
+    """A local mechanism whose report is one number per user (a kNN averages them).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε (:class:`Mechanism`).
+
+    Examples
+    --------
+    >>> NoPrivacy().report(np.array([0.5, -1.0]), 0)  # no privacy: the label itself
+    array([ 0.5, -1. ])
+    """
 
 
 def _check_data(data) -> CubeData:
@@ -464,8 +396,20 @@ def _check_data(data) -> CubeData:
 class CentralMechanism(Mechanism):
     """A mechanism run by a curator on the whole data set (a :class:`CubeData`, checked when built).
 
-    :meth:`release` is the boundary: it takes a :class:`CubeData` only and hands it to
-    :meth:`_release`, the one place the mechanism clips and adds noise.
+    :meth:`release` is the boundary: it takes a :class:`CubeData` only and hands it to :meth:`_release`, the
+    one place the mechanism clips and adds noise.  Both paths (the samples, or their per-cube label counts)
+    run this same code.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε (:class:`Mechanism`).
+
+    Examples
+    --------
+    >>> from labeldp_sim.papers.table1.mechanisms import ExponentialMechanism
+    >>> ExponentialMechanism(1.0).release(CubeData.from_samples([0, 0, 1], [0, 1, 1], 2), 0, 3, 0.5, 1, K=2).shape
+    (2,)
     """
 
     group = MECHANISMS
@@ -473,6 +417,7 @@ class CentralMechanism(Mechanism):
 
     def release(self, data: CubeData, rng, N, h, d, K=None):
         """The released per-cube output (classes or estimates), clipping and noise included."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self._release(_check_data(data), rng, N, h, d, K)
 
     @abstractmethod

@@ -36,10 +36,13 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.errors import FileError
 from labeldp_sim.harness.provenance import code_fingerprint, package_of
 from labeldp_sim.report.html import badge, esc, markdown_html, table
 from labeldp_sim.harness.store import atomic_write, staged
+
+log = get_logger("report")
 
 __all__ = ["Layout", "Section", "Site", "register_layout", "register_section", "layout_of", "write_site", "main",
            "INDEX", "SITE_DIR"]
@@ -452,7 +455,6 @@ def main(argv: list) -> int:
     Returns 0 done, 2 bad input (an empty ``--results`` too: ``Path('')`` is the working
     directory), 1 a file or folder that cannot be written (one line naming it).
     """
-    import sys
     import time
 
     from labeldp_sim.harness.cli import report_arguments
@@ -464,16 +466,16 @@ def main(argv: list) -> int:
         if not results.is_dir():
             raise ConfigError("--results", typed, "an existing results directory")
     except ConfigError as err:
-        print(f"labeldp-sim report: error: {err}", file=sys.stderr)
+        log.error(f"labeldp-sim report: error: {err}")
         return 2
     start = time.perf_counter()
     try:
         counts = write_site(results)
     except OSError as err:  # a full disk, a read-only or forbidden folder: one line, not a traceback
-        print(f"labeldp-sim report: error: {os_error_line(err)}", file=sys.stderr)
+        log.error(f"labeldp-sim report: error: {os_error_line(err)}")
         return 1
     missing = counts["missing"]
-    print(f"report: {results / INDEX} ({counts['experiments']} experiment pages, {counts['stale']} stale; "
-          f"{len(missing)} summary files missing{': ' + ', '.join(missing) if missing else ''}) "
-          f"in {time.perf_counter() - start:.1f} s")
+    log.info(f"report: {results / INDEX} ({counts['experiments']} experiment pages, {counts['stale']} stale; "
+             f"{len(missing)} summary files missing{': ' + ', '.join(missing) if missing else ''}) "
+             f"in {time.perf_counter() - start:.1f} s")
     return 0

@@ -41,7 +41,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.errors import one_line
+
+log = get_logger("report.site_check")
 
 __all__ = ["CHROMIUM", "CHROMEDRIVER", "SiteReport", "browser_available", "check_site", "main"]
 
@@ -421,13 +424,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file: {args.index}")
     reason = browser_available()
     if reason:
-        print(f"site check: browser unavailable: {reason}", file=sys.stderr)
+        log.error(f"site check: browser unavailable: {reason}")
         return 2
     report = check_site(args.index, screenshot=args.screenshot, max_pages=args.max_pages,
                         screenshot_height=args.screenshot_height)
     for problem in report.problems:
-        print(problem)
-    print(report.summary())
+        log.info(problem)
+    log.info(report.summary())
     return 0 if report.ok else 1
 
 

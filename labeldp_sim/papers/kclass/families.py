@@ -31,6 +31,7 @@ class GaussianCircle:
         self.means = np.stack([np.cos(angles), np.sin(angles)], axis=1)
 
     def sample(self, n, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         y = rng.integers(self.K, size=n)
         return self.means[y] + self.sigma * rng.standard_normal((n, 2)), y
 

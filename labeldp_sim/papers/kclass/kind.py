@@ -13,7 +13,10 @@ import importlib
 from pathlib import Path
 
 from labeldp_sim.harness.kinds import ExperimentKind, register
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.reads import Unread
+
+log = get_logger("kclass")
 
 __all__ = ["KClassKind", "DigitsKind"]
 
@@ -68,7 +71,7 @@ class _AccuracyKind(ExperimentKind):
         _report("write_claims")(directory)
 
     def announce(self, spec, analysis, out: Path) -> None:
-        print((out / "accuracy.md").read_text())
+        log.info((out / "accuracy.md").read_text())
 
 
 class KClassKind(_AccuracyKind):

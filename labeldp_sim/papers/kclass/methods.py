@@ -53,8 +53,8 @@ def _knn_vote(vectors, neighbours, rng):
 class KClassMethod(Component, ABC):
     """One ε-label-LDP method (or the non-private reference) ending in the kNN vote.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     name : str
         Its name in ``kclass.methods`` / ``digits.methods`` and in the ``method`` column.
     label : str
@@ -95,6 +95,7 @@ class RRMethod(KClassMethod):
     mechanisms = (RandomizedResponse,)
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return _knn_vote(_one_hot(RandomizedResponse(self.eps).report(y, rng, K=K), K), neighbours, rng)
 
 
@@ -114,6 +115,7 @@ class LP2STMethod(KClassMethod):
         self.split = split
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         eps = self.eps
         n1 = max(k, int(round(self.split * len(y))))
         rr = RandomizedResponse(eps)
@@ -135,6 +137,7 @@ class AlibiMethod(KClassMethod):
     mechanisms = (ALIBI,)
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         mech = ALIBI(self.eps)
         return _knn_vote(mech.soft_labels(mech.report(y, rng, K=K)), neighbours, rng)
 
@@ -146,6 +149,7 @@ class AlibiSampledMethod(KClassMethod):
     mechanisms = (ALIBI,)
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         mech = ALIBI(self.eps)
         soft = mech.soft_labels(mech.report(y, rng, K=K))
         sampled = (soft.cumsum(axis=1) < rng.random((len(soft), 1))).sum(axis=1).clip(max=K - 1)
@@ -159,6 +163,7 @@ class VectorApproximationMethod(KClassMethod):
     mechanisms = (RAPPOR,)
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return _knn_vote(RAPPOR(self.eps).report(y, rng, K=K).astype(float), neighbours, rng)
 
 
@@ -170,6 +175,7 @@ class NonPrivateMethod(KClassMethod):
         self.eps = None
 
     def predict(self, X, y, K, neighbours, rng, k):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return _knn_vote(_one_hot(y, K), neighbours, rng)
 
 
@@ -188,6 +194,7 @@ def method(name: str, eps: float, split: float = 0.5) -> KClassMethod:
 
 def method_scores(name, X, y, K, eps, neighbours, rng, k, split=0.5):
     """Predicted class of method ``name`` at the queries whose training neighbours are ``neighbours``."""
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     return method(name, eps, split).predict(X, y, K, neighbours, rng, k)
 
 

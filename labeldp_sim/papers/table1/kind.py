@@ -11,10 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeldp_sim.harness.kinds import ExperimentKind, register
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.reads import Unread
 from labeldp_sim.report.figures import write_figure
 from labeldp_sim.harness.store import atomic_write, staged
 from labeldp_sim.papers.table1.paths import DataPath
+
+log = get_logger("table1")
 
 __all__ = ["RatesKind"]
 
@@ -79,8 +82,8 @@ class RatesKind(ExperimentKind):
 
     def announce(self, spec, analysis, out: Path) -> None:
         for _, r in analysis["fits"].iterrows():
-            print(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
-                  f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
+            log.info(f"{spec.name}: slope on log {r.axis}, d={r.d}: {r.slope:.3f} "
+                     f"[{r.ci_low:.3f}, {r.ci_high:.3f}] vs theory {r.theory:.3f} -> {r.verdict}")
 
 
 class _LawFreeRates(RatesKind):
@@ -143,9 +146,9 @@ class _LawFreeRates(RatesKind):
     def announce(self, spec, analysis, out: Path) -> None:
         fits = analysis["fits"]
         for _, r in fits[fits.quantity == "M"].iterrows():
-            print(f"{spec.name} [law-free, oracle tuning]: M local slope on log {r.axis}, d={r.d}, deepest window: "
-                  f"{r.deep_slope:.3f} [{r.deep_ci_low:.3f}, {r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) "
-                  f"vs {r.statement} {r.theory:.3f} -> {r.verdict}")
+            log.info(f"{spec.name} [law-free, oracle tuning]: M local slope on log {r.axis}, d={r.d}, deepest window: "
+                     f"{r.deep_slope:.3f} [{r.deep_ci_low:.3f}, {r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) "
+                     f"vs {r.statement} {r.theory:.3f} -> {r.verdict}")
 
 
 _LAW_FREE = _LawFreeRates()

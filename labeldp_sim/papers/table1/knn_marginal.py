@@ -178,6 +178,7 @@ def draw_knn_estimates(instance, queries: np.ndarray, N: int, k: int, mechanism,
     ``instance`` is a regression bump instance (a discrete label law affine in η);
     ``mechanism`` a label-local mechanism with ``sample_aggregate``.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     Q = len(queries)
     mass = rng.beta(k, N - k + 1, size=Q)
     r = radius_for_mass(queries, mass)

@@ -296,6 +296,7 @@ def draw_users(rng, n_users, m, support, probs, path, transform=None) -> UserVal
         d-dimensional sample becomes a two-point law and the cheap group-level
         path applies.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     check(path in PATHS, "path", path, PATHS)
     check(int(n_users) >= 0, "n_users", n_users, ">= 0")
     check(int(m) >= 1, "m", m, ">= 1")

@@ -64,6 +64,7 @@ class MeanInstance:
         ``transform`` maps samples first (rows = samples, e.g. some coordinates
         or Kashin coefficients); see :func:`~labeldp_sim.papers.userlevel.data.draw_users`.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return draw_users(rng, n_users, self.m, self.support, self.probs, path, transform=transform)
 
     def expect(self, f):
@@ -128,6 +129,7 @@ class FixedSign(MeanFamily):
         self.s = float(s)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
         check(d == 1, "d", d, "1 (a one-dimensional family)")
         return MeanInstance([self.D, -self.D], [(1 + self.s) / 2, (1 - self.s) / 2], 1, m, {"s": self.s})
@@ -150,6 +152,7 @@ class Thm2Hard(MeanFamily):
         self.c = float(c)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
         check(d == 1, "d", d, "1 (a one-dimensional family)")
         s = min(0.5, self.c * (n * m * min(eps ** 2, 1.0)) ** -0.5)
@@ -175,6 +178,7 @@ class _SignedDirections(MeanFamily):
         """The d directions g_k as rows, shape (d, d)."""
 
     def instance(self, rng, n, m, eps, d):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
         s = min(0.5, d / np.sqrt(m * n * eps ** 2))
         v = _signs(rng, d)
@@ -231,6 +235,7 @@ class Spike(MeanFamily):
         self.p, self.M_p = float(p), float(M_p)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
         check(d == 1, "d", d, "1 (a one-dimensional family)")
         delta = min(1.0, 1.0 / (m * np.sqrt(n * eps ** 2)))

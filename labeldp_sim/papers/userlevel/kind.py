@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeldp_sim.harness.kinds import ExperimentKind, register
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.reads import Unread
+
+log = get_logger("userlevel")
 
 # user-level jobs take their path from their own node
 _RUNNER_PATH = {"runner.path": Unread("the default (user-level jobs read their path from their own node)")}
@@ -59,12 +62,12 @@ class UserLevelKind(ExperimentKind):
         summary, fits = analysis["summary"], analysis["fits"]
         flagged = summary[~summary.in_regime]
         if len(flagged):
-            print(f"{spec.name}: {len(flagged)} point(s) flagged and left out of the fits "
-                  f"(see summary.csv): {'; '.join(sorted(set(flagged.flag)))}")
+            log.info(f"{spec.name}: {len(flagged)} point(s) flagged and left out of the fits "
+                     f"(see summary.csv): {'; '.join(sorted(set(flagged.flag)))}")
         for r in fits.itertuples():
-            print(f"{spec.name}: {r.estimator} slope on log {r.axis}"
-                  + (f", d={r.d}" if r.axis != "d" else "")
-                  + f": {r.slope:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.rate} {r.theory:.3f} -> {r.verdict}")
+            log.info(f"{spec.name}: {r.estimator} slope on log {r.axis}"
+                     + (f", d={r.d}" if r.axis != "d" else "")
+                     + f": {r.slope:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] vs {r.rate} {r.theory:.3f} -> {r.verdict}")
 
 
 register(UserLevelKind())
@@ -122,9 +125,9 @@ class UserLevelLawFreeKind(ExperimentKind):
     def announce(self, spec, analysis, out: Path) -> None:
         for r in analysis["fits"].itertuples():
             if r.primary:
-                print(f"{spec.name} [law-free, oracle {spec.tuning_key}, worst {spec.scale_key}]: M local slope on "
-                      f"log {r.axis}, d={r.d}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
-                      f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}")
+                log.info(f"{spec.name} [law-free, oracle {spec.tuning_key}, worst {spec.scale_key}]: M local slope on "
+                         f"log {r.axis}, d={r.d}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
+                         f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}")
 
 
 register(UserLevelLawFreeKind())

@@ -67,6 +67,7 @@ class LabelInstance(ABC):
 
     def sample(self, rng, size):
         """``size`` i.i.d. samples (X, Y): X ~ f = U[0, 1]^d, then Y = ±1 with P(Y = 1 | X) = (1 + η(X))/2."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         x = rng.random((int(size), self.d))
         y = np.where(rng.random(int(size)) < (1 + self.eta(x)) / 2, 1.0, -1.0)
         return x, y
@@ -143,6 +144,7 @@ class LinearMargin(LabelFamily):
         self.lo, self.hi = float(lo), float(hi)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         family_point(n, m, eps, d)
         x0 = self.lo + (self.hi - self.lo) * rng.random()
         return _LinearInstance(x0, d, m, {"x0": x0, "beta": 1.0, "gamma": 1.0, "C_b": 1.0, "C_a": 2.0})
@@ -189,6 +191,7 @@ class SineRegression(LabelFamily):
         self.amp = float(amp)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         family_point(n, m, eps, d)
         return _SineInstance(self.amp, d, m, {"amp": self.amp, "beta": 1.0, "C_b": 2 * np.pi * self.amp})
 
@@ -321,6 +324,7 @@ class Thm10Hard(LabelFamily):
         return float(max(np.max(bound / s ** gb), self.rho ** -gb))
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         family_point(n, m, eps, d)
         d = int(d)
         Bi, raw = _hard_l(self.c, n, m, eps, d, self.beta)
@@ -363,6 +367,7 @@ class Thm12Hard(LabelFamily):
         self.c = positive("c", c)
 
     def instance(self, rng, n, m, eps, d=1):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         family_point(n, m, eps, d)
         d = int(d)
         Bi, raw = _hard_l(self.c, n, m, eps, d, self.beta)

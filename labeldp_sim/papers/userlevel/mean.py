@@ -91,6 +91,7 @@ class MeanEstimator(Estimator):
             stage I), ``in_regime``, ``groups``, ``mu_hat_1`` / ``mu_1`` (first
             coordinates, for law checks) and estimator diagnostics.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d, path)
         n, m, d, eps = int(n), int(m), int(d), float(eps)
         self.check_point(family, n, m, eps, d)

@@ -88,6 +88,7 @@ def stage_one(values: UserValues, tuning: TwoStageTuning, eps, rng):
     s_k), L = −D + (k̂*−2)h and R = −D + (k̂*+1)h with k̂* = k̂ + 1 the paper's
     1-based index: [L, R] is the union of bins k̂*−1, k̂*, k̂*+1.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     hist = BinHistogram(eps, -tuning.D, tuning.h, tuning.bins, pre_clip=tuning.D if tuning.pre_clip else None)
     s = hist.release_sum(values, rng)
     k = int(np.argmax(s))  # Laplace sums are continuous: ties have probability 0
@@ -96,12 +97,14 @@ def stage_one(values: UserValues, tuning: TwoStageTuning, eps, rng):
 
 def stage_two(values: UserValues, tuning: TwoStageTuning, eps, L, R, rng) -> float:
     r"""Stage II of Algorithm 1 (steps 6-7): μ̂ = mean of clip(Y_i, L−Δ, R+Δ) + Lap((3h+2Δ)/ε)."""
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     mech = ClippedMean(eps, L - tuning.delta, R + tuning.delta, pre_clip=tuning.D if tuning.pre_clip else None)
     return float(mech.release_sum(values, rng)[0] / values.n)
 
 
 def twostage_details(stage1: UserValues, stage2: UserValues, tuning: TwoStageTuning, eps, rng, mu=None) -> dict:
     """Algorithm 1 on the two groups with explicit tuning; see the module docstring."""
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     check(stage1.n >= 1, "n", stage1.n, "at least one stage I user per Algorithm 1 instance")
     check(stage2.n >= 1, "n", stage2.n, "at least one stage II user per Algorithm 1 instance")
     L, R, k = stage_one(stage1, tuning, eps, rng)
@@ -133,6 +136,7 @@ def twostage(stage1: UserValues, stage2: UserValues, D, m, n, eps, rng, *, h=Non
     mu : float, optional
         True mean, only for the stage I success flag.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     base = TwoStageTuning.theorem1(D, m, n)
     tuning = TwoStageTuning(float(D), base.h if h is None else float(h), base.delta if delta is None else float(delta),
                             bool(pre_clip))
@@ -207,6 +211,7 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
     info : dict
         regime, groups, eps_instance, min_stage1_users, stage1_ok, stage1_failures.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     regime, groups, eps_inst, sizes = algorithm2_groups(dim, eps, n)
     theta = np.zeros(dim)
     fails = 0

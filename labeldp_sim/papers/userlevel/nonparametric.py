@@ -319,6 +319,7 @@ class Algorithm4(_CubeProtocol):
         return self.c_l * (m * n * min(eps ** 2, eps)) ** (-1.0 / (2 * (d + self.beta)))
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         inst, mom, K, Q_hat, Q, info = self._run(family, n, m, eps, d, rng, path)
         q_hat = hadamard_decode(Q_hat)[:mom.B]
         info["in_regime"] = self._in_regime(info)
@@ -383,6 +384,7 @@ class Algorithm5(_CubeProtocol):
         return self.c_l * (m * n * min(eps ** 2, eps) / safe_log(n) ** 2) ** (-1.0 / (2 * (d + self.beta)))
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         inst, mom, K, est, truth, info = self._run(family, n, m, eps, d, rng, path)
         q_hat = hadamard_decode(est[:K])[:mom.B]
         p_hat = hadamard_decode(est[K:])[:mom.B]

@@ -76,6 +76,7 @@ def laplace_total(n_reports, size, scale, per_user, rng) -> np.ndarray:
     otherwise one Gamma difference per coordinate (:func:`laplace_sum`), the
     same law.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     n_reports = int(n_reports)
     if not per_user:
         return laplace_sum(np.full(size, n_reports), scale, rng)
@@ -101,7 +102,7 @@ def _shape_text(dim, m="m") -> str:
 
 
 class UserRandomizer(Mechanism):
-    """A user-level ε-LDP randomizer (Definition 1): one report from a user's whole data set.
+    r"""A user-level ε-LDP randomizer (Definition 1): one report from a user's whole data set.
 
     Subclasses state the law of the report (:meth:`law`, :attr:`scale`,
     :attr:`sensitivity`) and draw the group sum (:meth:`release_sum`); all of
@@ -116,6 +117,16 @@ class UserRandomizer(Mechanism):
     :meth:`_law` / :meth:`_release_sum`, so no path reaches the clipping with
     unchecked data.
 
+    All randomizers here are Laplace mechanisms, possibly mixed: the report's law
+    given x is Σ_c w_c ⊗_r Lap(loc_c(x)_r, b), and user-level ε-LDP (Definition 1,
+    Eq. (1)) holds when
+
+    .. math:: \sup_{x, x' \in \mathcal X^m} \|loc(x) - loc(x')\|_1 \,/\, b \;\le\; \epsilon,
+
+    the ℓ1 sensitivity of the user statistic over the whole data set
+    (:attr:`sensitivity`) divided by the scale b (:attr:`scale`), which
+    :attr:`epsilon_bound` states and :meth:`privacy_loss` measures.
+
     Parameters
     ----------
     epsilon : float
@@ -127,6 +138,41 @@ class UserRandomizer(Mechanism):
         The declared dimension d of one sample (None: any, for a map's input).
     m : int or None
         The declared number of samples per user (None: any).
+    group : str
+        ``"userlevel.randomizer"``: the estimators of papers/003 build it, no
+        config names it.
+    privacy : Privacy
+        :data:`~labeldp_sim.privacy.protocols.USER_LOCAL`, all m samples of a user.
+    boundary : tuple of str
+        ``law``, ``release_sum``, ``randomize`` and the checks: no public
+        randomizer may override them.
+
+    Examples
+    --------
+    The clipped user mean on the box [−1, 1] (:class:`~labeldp_sim.papers.userlevel.mechanisms.ClippedMean`):
+    a single Laplace component at the clipped mean, of scale 2/ε.
+
+    >>> from labeldp_sim.papers.userlevel.data import UserValues
+    >>> from labeldp_sim.papers.userlevel.mechanisms import ClippedMean
+    >>> randomizer = ClippedMean(1.0, lo=-1.0, hi=1.0)
+    >>> randomizer.scale, randomizer.sensitivity, randomizer.epsilon_bound
+    (2.0, 2.0, 1.0)
+    >>> locations, weights = randomizer.law([0.5, 3.0])
+    >>> locations.tolist(), weights.tolist()
+    ([[1.0]], [1.0])
+    >>> randomizer.privacy_loss([-5.0], [5.0])
+    1.0
+    >>> randomizer.randomize([0.5, 3.0], 0).shape
+    (1,)
+    >>> randomizer.release_sum(UserValues.from_samples([[0.5, 1.0], [0.0, 3.0]]), 0).shape
+    (1,)
+
+    Samples of the wrong dimension are refused, in one line:
+
+    >>> randomizer.law(np.zeros((3, 2)))
+    Traceback (most recent call last):
+    ...
+    labeldp_sim.harness.errors.ConfigError: x_user: got an array of shape (3, 2); allowed: ...
     """
 
     group = "userlevel.randomizer"
@@ -159,6 +205,7 @@ class UserRandomizer(Mechanism):
         ConfigError
             One line naming ``values`` (or ``epsilon``) for data :meth:`check_values` refuses.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self._release_sum(self.check_values(values), rng)
 
     def check_samples(self, x_user) -> np.ndarray:
@@ -231,12 +278,13 @@ class UserRandomizer(Mechanism):
 
     def randomize(self, x_user, rng) -> np.ndarray:
         """One user's report from its whole data set: a component of :meth:`law` plus Lap(scale)."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         locs, weights = self.law(x_user)
         c = 0 if len(locs) == 1 else rng.choice(len(locs), p=weights)
         return locs[c] + rng.laplace(0.0, self.scale, size=locs.shape[1])
 
     def privacy_loss(self, x_user, x_other) -> float:
-        """sup_z |ln p(z | x) / p(z | x')|: exact for one component, an upper bound for mixtures."""
+        """``sup_z |ln p(z | x) / p(z | x')|``: exact for one component, an upper bound for mixtures."""
         a, _ = self.law(x_user)
         b, _ = self.law(x_other)
         dist = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)

@@ -98,6 +98,7 @@ class QuadraticSO(Family):
         self.a = positive("a", a)
 
     def instance(self, rng, n, m, eps, d=4) -> SOInstance:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         family_point(n, m, eps, d)
         d = int(d)
         eye = np.eye(d)
@@ -249,6 +250,7 @@ class Algorithm3(LearningEstimator):
         self.step_sizes(n, m, eps, d, inst.gamma)
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         n, m, eps, d = validate_point(n, m, eps, d, path)
         inst = family.instance(rng, n, m, eps, d)
         check(isinstance(inst, SOInstance), "family", family, "an SO family")

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.errors import MISSING, ConfigError
 from labeldp_sim.privacy.audit.blackbox import ALPHA
 from labeldp_sim.privacy.audit.registry import EPSILON, MissingRecipe, collect
 from labeldp_sim.privacy.audit.report import NAME_WIDTH, printer, write_outputs
 from labeldp_sim.privacy.audit.runner import DEFAULT_DRAWS, run_audit
+
+log = get_logger("audit")
 
 QUICK_DRAWS = 200_000
 MIN_DRAWS, MAX_DRAWS = 1_000, 100_000_000
@@ -144,32 +146,32 @@ def main(argv: list[str]) -> int:
         if not opts.help:
             _make_out(opts.out)
     except ConfigError as err:
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {err}")
         return 2
     if opts.help:
-        print(USAGE)
-        print(f"  --draws N     outputs drawn per input (default {DEFAULT_DRAWS:,}; "
-              f"--quick: {QUICK_DRAWS:,})")
-        print("  --seed S      root seed (default 0)")
-        print("  --out DIR     where audit.csv and audit.md go (default results)")
-        print("  --no-mutants  audit the real mechanisms only")
+        log.info(USAGE)
+        log.info(f"  --draws N     outputs drawn per input (default {DEFAULT_DRAWS:,}; "
+                 f"--quick: {QUICK_DRAWS:,})")
+        log.info("  --seed S      root seed (default 0)")
+        log.info("  --out DIR     where audit.csv and audit.md go (default results)")
+        log.info("  --no-mutants  audit the real mechanisms only")
         return 0
     try:
         collect(EPSILON)  # every registered mechanism states its own recipe, or nothing is drawn
     except MissingRecipe as err:
-        print(f"labeldp-sim: error: {err}", file=sys.stderr)
+        log.error(f"labeldp-sim: error: {err}")
         return 1
-    print(f"privacy audit: ε = {EPSILON:g}, {opts.draws:,} draws per input, α = {ALPHA:g}, "
-          f"seed {opts.seed}")
-    print(f"{'mechanism':<{NAME_WIDTH}} {'privacy':<24} {'exact':>8} {'ε_lower':>8} verdict  caught by")
+    log.info(f"privacy audit: ε = {EPSILON:g}, {opts.draws:,} draws per input, α = {ALPHA:g}, "
+             f"seed {opts.seed}")
+    log.info(f"{'mechanism':<{NAME_WIDTH}} {'privacy':<24} {'exact':>8} {'ε_lower':>8} verdict  caught by")
     start = time.perf_counter()
     results = run_audit(opts.draws, opts.seed, opts.mutants, ALPHA, progress=printer())
     seconds = time.perf_counter() - start
     write_outputs(results, opts.out, opts.draws, opts.seed, ALPHA, seconds)
     bad = [r for r in results if not r.ok]
-    print(f"{len(results)} audited in {seconds:.1f} s; "
-          + ("every verdict as expected" if not bad else f"{len(bad)} unexpected: "
-             + ", ".join(r.mechanism for r in bad))
-          + f"; wrote {opts.out / 'audit.csv'} and {opts.out / 'audit.md'}")
+    log.info(f"{len(results)} audited in {seconds:.1f} s; "
+             + ("every verdict as expected" if not bad else f"{len(bad)} unexpected: "
+                + ", ".join(r.mechanism for r in bad))
+             + f"; wrote {opts.out / 'audit.csv'} and {opts.out / 'audit.md'}")
     return 0 if not bad else 1
 

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
+from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.privacy.audit.registry import EPSILON
 from labeldp_sim.privacy.audit.runner import CAP, CARELESS, LIMITATION, MECHANISM, TOL, Result
+
+log = get_logger("audit")
 
 COLUMNS = ["mechanism", "kind", "privacy", "neighbours", "pair", "claimed_eps", "exact_loss", "exact_method",
            "eps_lower", "direction", "p_hat", "q_hat", "draws", "caught_by", "verdict", "expected", "broken",
@@ -158,7 +161,7 @@ def printer():
     def show(r: Result):
         if r.kind in _SECTION and r.kind not in seen:
             seen.add(r.kind)
-            print(f"-- {_SECTION[r.kind]}", flush=True)
-        print(_table_line(r), flush=True)
+            log.info(f"-- {_SECTION[r.kind]}")
+        log.info(_table_line(r))
 
     return show

@@ -22,6 +22,7 @@ def draw_cell_counts(mass, probs, N, rng):
     One multinomial over (cube, category) pairs with probabilities mass_r · probs_rc,
     plus a lumped "rest" category for the cubes left out; shape like ``probs``.
     """
+    rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
     pvals = (mass[:, None] * probs).ravel()
     counts = rng.multinomial(int(N), np.append(pvals, max(0.0, 1.0 - pvals.sum())))[:-1]
     return counts.reshape(probs.shape)
@@ -30,8 +31,16 @@ def draw_cell_counts(mass, probs, N, rng):
 class Estimator(Component, ABC):
     """What every Table I estimator states: its trials, its tuning, and its risk over tunings.
 
-    Class attributes
-    ----------------
+    A :class:`~labeldp_sim.harness.components.Component`: a trial
+    (:meth:`trial`) runs it at the point's own tuning; the law-tied mode tunes
+    it by the cell's bandwidth law (:meth:`tune`); the law-free mode searches
+    the oracle grid :meth:`tuning_grid` and scores every tuning on one drawn
+    instance (:meth:`tuned_risks`), or in expectation where a closed form
+    exists (:meth:`exact_for`, :meth:`expected_risks`).  This base takes no
+    parameters; :class:`BandwidthTuned` takes ``h_scale``.
+
+    Attributes
+    ----------
     name, tasks, accepts, supports_sufficient
         The option name, the tasks it learns, the mechanism protocols it takes
         and whether it has a sufficient-statistic path.
@@ -43,6 +52,29 @@ class Estimator(Component, ABC):
         and its N are then bounded as per-sample trials are).
     tuned_risks_dims : tuple of int or None
         The dimensions :meth:`tuned_risks` handles (None: every d).
+
+    Examples
+    --------
+    The cube classifier, its oracle grid of cube counts, and one trial on a
+    Hölder bump instance under RAPPOR:
+
+    >>> from labeldp_sim.papers.table1.estimators.cube import CubeArgmax
+    >>> from labeldp_sim.papers.table1.families.classification import HolderBump
+    >>> from labeldp_sim.papers.table1.points import Point
+    >>> from labeldp_sim.privacy.rappor import RAPPOR
+    >>> estimator = CubeArgmax(h_scale=1.0)
+    >>> estimator.tasks, estimator.tuning
+    (('classification',), 'G_est')
+    >>> estimator.tuning_grid(1000, 16, 1)
+    array([ 1,  2,  4,  8, 16])
+    >>> point = Point(experiment="demo", axis="N", d=1, N=1000, eps=1.0, N_requested=1000,
+    ...               eps_requested=1.0, G=8, h=1 / 8, in_regime=True, G_est=8)
+    >>> instance = HolderBump(d=1).draw(0, G=8)
+    >>> result = estimator.trial(instance, point, RAPPOR(1.0), 0, "per_sample")
+    >>> sorted(result)
+    ['excess_risk', 'regret_fraction']
+    >>> bool(result["excess_risk"] >= 0)
+    True
     """
 
     tasks: ClassVar[tuple] = ()

@@ -37,6 +37,7 @@ class CubeArgmax(BandwidthTuned):
 
     def predict_per_sample(self, X, y, G, K, mechanism, rng):
         """Predicted class of every cube (length G^d) from N samples."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         d = X.shape[1]
         n_cells = G ** d
         cells = cube_index(X, G)
@@ -47,6 +48,7 @@ class CubeArgmax(BandwidthTuned):
 
     def predict_from_counts(self, model: CellModel, N, mechanism, rng, G, d):
         """Predicted class of the relevant cubes of ``model``, exactly in law."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         counts = draw_cell_counts(model.mass, model.class_probs, N, rng)
         K = counts.shape[1]
         data = CubeData.from_counts(counts, np.arange(K))
@@ -56,6 +58,7 @@ class CubeArgmax(BandwidthTuned):
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
         """Exact (8) of one fitted cube classifier, and the share of attainable regret."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         model = instance.cell_model(point.G_est)
         if DataPath(path) is DataPath.SUFFICIENT:
             predictions = self.predict_from_counts(model, point.N, mechanism, rng, point.G_est, point.d)
@@ -132,6 +135,7 @@ class CubeMean(BandwidthTuned):
     accepts = (CubeSumMechanism, CentralMechanism)
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         model = instance.cell_model(point.G_est)
         data = self.draw_data(instance, model, point, rng, path)
         return {"excess_risk": self.risk(model, data, point, mechanism, rng, path),
@@ -139,6 +143,7 @@ class CubeMean(BandwidthTuned):
 
     def draw_data(self, instance, model, point, rng, path) -> CubeData:
         """The data of one trial on the estimator's cubes: per-cube counts, or the samples."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         if DataPath(path) is DataPath.SUFFICIENT:
             return CubeData.from_counts(draw_cell_counts(model.mass, model.value_probs, point.N, rng),
                                         model.values)
@@ -151,6 +156,7 @@ class CubeMean(BandwidthTuned):
         ``data`` is not modified, so one draw can be privatized by several
         mechanisms (the law-free mode's clip levels share their data).
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         d, N, h = point.d, int(point.N), 1.0 / point.G_est
         if isinstance(mechanism, CentralMechanism):
             estimates = mechanism.release(data, rng, N, h, d)

@@ -185,6 +185,7 @@ class KNNMean(BandwidthTuned):
         return int(value) >= int(N)
 
     def trial(self, instance, point, mechanism, rng, path) -> dict:
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         sobol = qmc.Sobol(d=point.d, scramble=True, seed=rng)
         queries = sobol.random_base2(int(np.log2(self.n_test)))
         N, k = int(point.N), int(point.k)

@@ -29,9 +29,21 @@ MOMENT = Interval(float, 2)
 class Family(Component, ABC):
     """A law of (X, Y) with a known regression function η, for one Table I task.
 
-    Class attributes
-    ----------------
-    task : "classification" or "regression"
+    Features are X ~ Uniform[0, 1]^d (density f = 1, Assumption 1(c), (d)).  A
+    family is a :class:`~labeldp_sim.harness.components.Component` of the
+    ``distribution`` group, drawn once per trial at the grid point's cube count
+    G (h = 1/G): :meth:`draw` gives an instance that samples (X, Y) and gives
+    its cell model and η.  A concrete family declares its keyword parameters
+    (``parameters``; ``d`` comes from ``grid.d``), checks them with
+    :meth:`~labeldp_sim.harness.components.Component.check_parameters`, and
+    keeps the cross-parameter conditions (γβ ≤ d, L ≤ T...) in its ``__init__``;
+    this base takes no parameters.
+
+    Attributes
+    ----------
+    group : str
+        ``"distribution"``, the component group configs name.
+    task : {"classification", "regression"}
     minimax_hard : bool
         Whether it is the lower-bound construction (its slopes are Table I's).
     supports_sufficient : bool
@@ -50,6 +62,21 @@ class Family(Component, ABC):
         (``sign_averaged_cubes``, ``sign_averaged_bias``) and its clipped label
         moments (``clipped_label_moments``), what the exact expected risks of
         cube means and kNN means need.
+
+    Examples
+    --------
+    The minimax-hard Hölder bump family in one dimension, drawn at G = 8 cubes:
+
+    >>> from labeldp_sim.papers.table1.families.classification import HolderBump
+    >>> family = HolderBump(d=1)
+    >>> family.task, family.minimax_hard, family.K
+    ('classification', True, 2)
+    >>> family.n_bumps(8), family.construction_valid(8)
+    (4, True)
+    >>> instance = family.draw(0, G=8)
+    >>> X, y = instance.sample(5, 0)
+    >>> X.shape, y.shape
+    ((5, 1), (5,))
     """
 
     group = "distribution"

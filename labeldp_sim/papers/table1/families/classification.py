@@ -181,6 +181,7 @@ class HolderBump(Family):
 
     def draw(self, rng: np.random.Generator, G: int) -> "BumpInstance":
         """One η_v: fresh random preferred classes for every bump."""
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         bumps = self.bump_cubes(G)
         return BumpInstance(self, G, bumps, rng.integers(self.K, size=len(bumps)))
 
@@ -232,6 +233,7 @@ class BumpInstance:
         cosine per axis), are computed only for the samples whose coin falls below
         L h^β, a share L h^β of them.  The law is the tilt's, exactly.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         X = rng.random((N, self.family.d))
         y, coin = _class_and_coin(rng.random(N), self.family.K)
         maybe = np.flatnonzero(coin < self.height)
@@ -302,6 +304,7 @@ class SmoothMargin(Family):
         return True
 
     def draw(self, rng, G=None) -> "SmoothInstance":
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return SmoothInstance(self)
 
 
@@ -328,6 +331,7 @@ class SmoothInstance:
         return tilt_model(G ** d, np.arange(G ** d), mass, W, np.array([0, 1]), self.family.K)
 
     def sample(self, N, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         X = rng.random((N, self.family.d))
         x1 = X[:, 0]
         g = self.family.A * np.abs(2 * x1 - 1) ** self.kappa

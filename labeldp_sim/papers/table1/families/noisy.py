@@ -72,6 +72,7 @@ class NoisyRegression(RegressionFamily, ABC):
         return True
 
     def draw(self, rng, G=None):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return NoisyRegressionInstance(self)
 
 
@@ -81,6 +82,7 @@ class NoisyGaussian(NoisyRegression):
     name = "noisy_gaussian"
 
     def noise(self, n, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self.scale * rng.standard_normal(n)
 
 
@@ -95,6 +97,7 @@ class NoisyStudentT(NoisyRegression):
         self.df = self.tail_parameter("df", df)
 
     def noise(self, n, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self.scale * rng.standard_t(self.df, n)
 
 
@@ -109,6 +112,7 @@ class NoisyPareto(NoisyRegression):
         self.alpha = self.tail_parameter("alpha", alpha)
 
     def noise(self, n, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         sign = rng.choice(np.array([-1.0, 1.0]), size=n)
         return sign * self.scale * (1 + rng.pareto(self.alpha, n))  # symmetric: mean 0
 
@@ -124,9 +128,11 @@ class NoisyRegressionInstance:
         return self.family.A * np.sin(2 * np.pi * X[:, 0])
 
     def noise(self, n, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return self.family.noise(n, rng)
 
     def sample(self, N, rng):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         X = rng.random((N, self.family.d))
         return X, self.eta(X) + self.noise(N, rng)
 

@@ -37,6 +37,7 @@ class _RegressionBump(RegressionFamily):
         return G ** self.d
 
     def draw(self, rng, G: int):
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         return RegressionBumpInstance(self, int(G), BumpSigns(G ** self.d, rng))
 
     @lru_cache(maxsize=1 << 16)
@@ -264,6 +265,7 @@ class RegressionBumpInstance:
         for the samples whose u falls in a band, a share ~ L h^β / T of them.  The
         law is the inversion's, exactly.
         """
+        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         X = rng.random((N, self.family.d))
         u = rng.random(N)
         F = np.cumsum(self.label_probs(np.array([-self.height, self.height])), axis=1)[:, :-1]  # (2, V−1)

@@ -254,14 +254,19 @@ def _entry_key(pt: UserPoint, tuning: float, scale: float, draw: int) -> str:
     return f"{pt.key}|t{tuning!r}|c{scale!r}|v{draw}"
 
 
-class _SignPattern:
+class _SignPattern(np.random.Generator):
     """Stands in for a trial's generator when a family draws its hidden signs (``rng.random(k) < ½`` → −1):
-    returns the k bits of one pattern, so that ``instance`` builds the instance of that sign vector."""
+    returns the k bits of one pattern, so that ``instance`` builds the instance of that sign vector.
+
+    A Generator (its other draws are PCG64(0)'s, never used by ``instance``), so the rng contract
+    (``np.random.default_rng(rng)``) passes it through unchanged.
+    """
 
     def __init__(self, pattern: int):
+        super().__init__(np.random.PCG64(0))
         self.pattern = pattern
 
-    def random(self, size):
+    def random(self, size=None, dtype=np.float64, out=None):
         bits = (self.pattern >> np.arange(int(size))) & 1
         return np.where(bits == 1, 0.25, 0.75)
 
