@@ -45,7 +45,7 @@ PAPERS = "papers"
 # seeds and runner, the privacy protocols and laws) takes part in drawing or computing a trial, so
 # editing it (even a comment: conservative on purpose) invalidates the stored trials.
 SHARED_PRESENTATION = (
-    "__init__.py", "__main__.py", "app.py", f"{PAPERS}/__init__.py",
+    "__init__.py", "__main__.py", "api.py", "app.py", f"{PAPERS}/__init__.py",
     "harness/__init__.py", "harness/cli.py", "harness/cli_help.py", "harness/cluster.py",
     "harness/components.py", "harness/conf_path.py", "harness/config.py", "harness/errors.py",
     "harness/interrupts.py", "harness/kinds.py", "harness/logs.py", "harness/memory.py",
