@@ -37,10 +37,35 @@ __all__ = ["ExperimentKind", "JobSpec", "register", "registered", "get_kind", "c
 
 
 def code_packages(paper: str, classes=()) -> tuple:
-    """The packages whose code a job's trials run, for :attr:`JobSpec.packages`: ``paper`` (the
-    kind's own package) plus the package of each component class the job builds
-    (:func:`~labeldp_sim.harness.provenance.package_of`: another paper's, such as Table I cells
-    running K-class mechanisms, or a plug-in's), sorted; the shared wings are always hashed."""
+    """The packages whose code a job's trials run, for :attr:`JobSpec.packages`.
+
+    Derived from what the job builds, never listed by hand: forgetting a package would keep
+    stale trials valid after an edit of its code.
+
+    Parameters
+    ----------
+    paper : str
+        The kind's own paper package (``table1``; a plug-in's import name).
+    classes : iterable of type
+        The component classes the job builds; each adds its package
+        (:func:`~labeldp_sim.harness.provenance.package_of`: another paper's, such as a
+        Table I cell running K-class mechanisms, or a plug-in's).  The shared wings
+        (harness, privacy...) add none: they are always hashed.
+
+    Returns
+    -------
+    tuple of str
+        The packages, sorted.
+
+    Examples
+    --------
+    >>> class ShareRR:  # a mechanism of a plug-in package
+    ...     __module__ = "mylab.mechanisms"
+    >>> class RAPPOR:  # a shared mechanism
+    ...     __module__ = "labeldp_sim.privacy.rappor"
+    >>> code_packages("table1", [ShareRR, RAPPOR])
+    ('mylab', 'table1')
+    """
     packages = {paper} | {package_of(cls.__module__) for cls in classes}
     return tuple(sorted(packages - {None}))
 
@@ -49,18 +74,37 @@ def code_packages(paper: str, classes=()) -> tuple:
 class JobSpec:
     """What the spec of every kind holds; a kind's spec extends it with its own fields.
 
-    Attributes
+    A kind's ``validate`` returns one, computing nothing (usually through :meth:`of`, which
+    fills the basics and the config key); the run template reads only these fields.
+
+    Parameters
     ----------
-    name, seed, runner, results_dir, tol, min_points :
-        The job's basics (:func:`~labeldp_sim.harness.config.validate_common`): ``experiment_name``,
-        ``seed``, the runner settings, ``paths.results_dir`` (validated, not created), ``fit.tol``
-        and ``fit.min_points``.
+    name : str
+        ``experiment_name``.
+    seed : int
+        ``seed``: every stream of the job derives from it.
+    runner : labeldp_sim.harness.settings.RunnerSettings
+        The validated ``runner.*`` settings.
+    results_dir : pathlib.Path
+        ``paths.results_dir`` (validated, not created).
+    tol : float
+        ``fit.tol``, the verdict's tolerance.
+    min_points : int
+        ``fit.min_points``, the fewest points a slope is fitted on.
     config_key : str
         Key of the job's records: a hash of every setting that can change a trial's numbers
         (:func:`~labeldp_sim.harness.reads.settings_key`) and of the code.
     packages : tuple of str
-        The paper packages whose code its trials run (the code fingerprint of its config key,
-        its store runs and its provenance).
+        The paper packages whose code its trials run (:func:`code_packages`: the code
+        fingerprint of its config key, its store runs and its provenance).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> spec = JobSpec(name="toy", seed=0, runner=None, results_dir=Path("results"), tol=0.05,
+    ...                min_points=3, config_key="c0ffee", packages=("table1",))
+    >>> spec.name, spec.packages
+    ('toy', ('table1',))
     """
 
     name: str
@@ -89,6 +133,11 @@ class JobSpec:
 class ExperimentKind(ABC):
     """One kind of experiment (the ``kind:`` of its config).
 
+    A paper subclasses it once per kind of experiment it runs, states ``validate``, ``plan``
+    and ``write`` (and optionally ``analyse``, ``write_shared``, ``announce``), and
+    :func:`register`\ s an instance when its package is imported; :meth:`run` is the one
+    template every kind runs through (the store, reuse, resume, the locked export, provenance).
+
     Attributes
     ----------
     name : str
@@ -105,6 +154,14 @@ class ExperimentKind(ABC):
     shared_lock : str or None
         The lock file (in :meth:`shared_dir`) under which :meth:`write_shared` refreshes the
         tables of the whole results directory; None when the kind has none.
+
+    Examples
+    --------
+    >>> from labeldp_sim.app import load_papers
+    >>> load_papers()
+    >>> kind = get_kind("rates")
+    >>> isinstance(kind, ExperimentKind), kind.name, kind.results_subdir
+    (True, 'rates', '')
     """
 
     name: str = ""
@@ -200,7 +257,25 @@ _KINDS: dict = {}
 
 
 def register(kind: ExperimentKind) -> ExperimentKind:
-    """Make ``kind`` available to the CLI (idempotent by name)."""
+    """Make ``kind`` available to the CLI and the API, under its ``name`` (idempotent by name).
+
+    Parameters
+    ----------
+    kind : ExperimentKind
+        An instance of the kind; a paper's ``__init__.py`` registers each of its kinds.
+
+    Returns
+    -------
+    ExperimentKind
+        ``kind`` itself.
+
+    Examples
+    --------
+    >>> from labeldp_sim.app import load_papers
+    >>> load_papers()
+    >>> register(get_kind("rates")) is get_kind("rates")
+    True
+    """
     _KINDS[kind.name] = kind
     return kind
 
