@@ -135,7 +135,7 @@ class ExperimentKind(ABC):
 
     A paper subclasses it once per kind of experiment it runs, states ``validate``, ``plan``
     and ``write`` (and optionally ``analyse``, ``write_shared``, ``announce``), and
-    :func:`register`\ s an instance when its package is imported; :meth:`run` is the one
+    registers an instance (:func:`register`) when its package is imported; :meth:`run` is the one
     template every kind runs through (the store, reuse, resume, the locked export, provenance).
 
     Attributes
