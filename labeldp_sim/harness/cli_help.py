@@ -49,7 +49,7 @@ class Flag:
 FLAGS = (
     Flag(("-h", "--help"), "help", "this help: the commands, flags, config groups and options, examples"),
     Flag(("-m", "--multirun"), "multirun", "run every combination of comma-separated values "
-         "(experiment=a,b seed=1,2), then write one table across the jobs (<results_dir>/multirun/<time>.csv)"),
+         "(experiment=a,b seed=1,2), then write one table across the jobs (<results_dir>/multirun/<sweep>.csv)"),
     Flag(("-c", "--cfg"), "cfg", "print the composed config as YAML and run nothing (job: the job's "
          "config, the default; hydra and all print the same: Hydra's own settings are not used here)",
          CFG_VALUES, optional=True),

@@ -5,16 +5,17 @@ status, axis, d, estimator, slope, CI, theory, verdict), read from the ``fits`` 
 returned (``fit.csv``'s rows; the law-free kinds' deepest-window slope of M); a job whose kind
 fits no slope (K-class, digits), or that did not finish, gets one row with the first columns.
 
-The table goes to ``<results_dir>/multirun/<YYYYmmdd-HHMMSS>.csv``: one file per multirun, so
-a later sweep (or one running beside it in the same results directory) never overwrites an
-earlier table, and the folder holds no ``config.yaml``, so the report does not take it for an
-experiment.
+The table goes to ``<results_dir>/multirun/<sweep>.csv``, ``<sweep>`` a short hash of the jobs'
+overrides: one file per sweep, so another sweep in the same results directory never overwrites
+it, and the same sweep run again rewrites its own table with the same bytes when its numbers are
+the same (a timestamped name would add a file to a committed results folder at every run).  The
+folder holds no ``config.yaml``, so the report does not take it for an experiment.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +24,7 @@ from labeldp_sim.harness.errors import os_error_line
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import atomic_write
 
-__all__ = ["COLUMNS", "FOLDER", "finish", "job_rows", "summary_lines", "write_table"]
+__all__ = ["COLUMNS", "FOLDER", "finish", "job_rows", "summary_lines", "sweep_name", "write_table"]
 
 FOLDER = "multirun"
 COLUMNS = ["job", "experiment", "overrides", "status", "out", "axis", "d", "estimator", "slope", "ci_low",
@@ -50,15 +51,17 @@ def job_rows(number: int, experiment: str, overrides: list, status: str, result:
     return rows or [base]
 
 
-def write_table(results_dir, rows: list, now: datetime | None = None) -> Path:
-    """``<results_dir>/multirun/<stamp>.csv`` (a new name if a table of the same second exists)."""
+def sweep_name(rows: list) -> str:
+    """The name of a sweep's table: 12 hex digits of the SHA-256 of its jobs' overrides, in job order."""
+    jobs = {r["job"]: r["overrides"] for r in rows}
+    return hashlib.sha256("\n".join(jobs[j] for j in sorted(jobs)).encode()).hexdigest()[:12]
+
+
+def write_table(results_dir, rows: list) -> Path:
+    """``<results_dir>/multirun/<sweep>.csv`` (:func:`sweep_name`), written atomically."""
     folder = Path(results_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    path, n = folder / f"{stamp}.csv", 1
-    while path.exists():
-        n += 1
-        path = folder / f"{stamp}-{n}.csv"
+    path = folder / f"{sweep_name(rows)}.csv"
     frame = pd.DataFrame(rows, columns=COLUMNS)
     atomic_write(path, lambda p: frame.to_csv(p, index=False))
     return path
