@@ -118,6 +118,16 @@ def test_every_experiment_has_a_page_with_its_files(built):
             assert f'src="../{(relative / figure.name).as_posix()}"' in html
 
 
+def test_a_report_of_an_unchanged_folder_gives_the_same_bytes(built):
+    """The pages carry no time of their own (each run's is in its provenance.json): reporting an
+    unchanged results folder twice rewrites nothing, so a results commit holds only what changed."""
+    results = built[0]
+    before = {p: p.read_bytes() for p in results.rglob("*.html")}
+    write_site(results)
+    assert {p: p.read_bytes() for p in results.rglob("*.html")} == before
+    assert f"from the files in\n<code>{results.as_posix()}/</code>" in (results / INDEX).read_text()
+
+
 def test_stale_and_missing_are_shown_and_nothing_breaks(tmp_path):
     if not (RESULTS / "table1.csv").exists():
         pytest.skip("no committed results")
