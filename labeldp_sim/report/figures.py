@@ -57,7 +57,9 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
     One panel per ``axis`` of ``summary`` (its values in the column of that
     name), one colour per value of ``series``; points outside the regime are
     hollow.  ``fits`` has one row per (axis, series) with ``primary`` true for
-    the line drawn: slope, se, intercept, x_min, x_max, theory, verdict.
+    the line drawn: slope, ci_low, ci_high, intercept, x_min, x_max, theory, verdict.  The
+    legend shows the slope's interval the verdict uses (``ci_low``, ``ci_high``: t quantile,
+    Birge-inflated), never a second one of its own.
     """
     xlabels = xlabels or {"N": "N", "eps": "ε"}
     axes_names = list(dict.fromkeys(summary.axis))
@@ -79,7 +81,7 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
                 r = row.iloc[0]
                 xs = np.geomspace(r.x_min, r.x_max, 50)
                 ax.plot(xs, np.exp(r.intercept) * xs ** r.slope, color=color,
-                        label=f"fit {r.slope:.3f} ± {1.96 * r.se:.3f}")
+                        label=f"fit {r.slope:.3f}, 95% CI [{r.ci_low:.3f}, {r.ci_high:.3f}]")
                 centre = np.sqrt(r.x_min * r.x_max)
                 anchor = np.exp(r.intercept) * centre ** r.slope
                 ax.plot(xs, anchor * (xs / centre) ** r.theory, "--", color=color, alpha=0.7,
