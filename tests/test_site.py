@@ -19,7 +19,7 @@ import pytest
 
 from labeldp_sim.app import load_sites
 from labeldp_sim.report.site import INDEX, SITE_DIR, write_site
-from labeldp_sim.report.html import esc, verdict_class
+from labeldp_sim.report.html import esc, fmt, table, verdict_class
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -116,6 +116,16 @@ def test_every_experiment_has_a_page_with_its_files(built):
         assert f'href="{SITE_DIR}/{page.name}"' in index, relative  # reachable from the index
         for figure in config.parent.glob("*.svg"):
             assert f'src="../{(relative / figure.name).as_posix()}"' in html
+
+
+def test_numbers_show_as_what_they_are():
+    """Whole numbers read as float because of a gap (K, counts) show whole; small values keep 3
+    significant digits instead of collapsing to 3 decimals; a slope keeps its 3 decimals."""
+    frame = pd.DataFrame({"K": [2.0, float("nan"), 5.0], "count": [0.0, 3.0, 1.0], "mse": [0.00286, 0.0412, 0.5],
+                          "slope": [-0.6667, -1.0, -0.5]})
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", table(frame))
+    assert cells == ["2", "0", "0.00286", "-0.667", "", "3", "0.0412", "-1.000", "5", "1", "0.500", "-0.500"]
+    assert (fmt(0.00286), fmt(-0.6667), fmt(2.0), fmt(123456.0)) == ("0.00286", "-0.667", "2.000", "1.23e+05")
 
 
 def test_a_report_of_an_unchanged_folder_gives_the_same_bytes(built):

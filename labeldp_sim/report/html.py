@@ -51,14 +51,15 @@ def esc(value) -> str:
 
 
 def fmt(value, digits: int = 3) -> str:
-    """A number as a table shows it: 3 decimals, or 3 significant digits when large or tiny."""
+    """A number as a table shows it: 3 decimals, or 3 significant digits when large or small
+    (below 0.1, where 3 decimals would leave one or two: 0.00286, not 0.003)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int):
         return f"{value:d}" if abs(value) < 1e15 else f"{value:.{digits}g}"
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < 0.1):
         return f"{value:.{digits}g}"
     if float(value).is_integer() and abs(value) >= 10:  # a count or a grid size stored as float
         return f"{int(value):d}"
@@ -90,6 +91,9 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
     Numbers carry their full value in ``data-sort`` so sorting is numeric.
     """
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    # a column of whole numbers (K, counts, grid sizes) read as float because of a gap shows them whole:
+    # 2, not 2.000
+    whole = {c for c in columns if _whole_numbers(frame[c])}
     links = links or {}
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = []
@@ -98,6 +102,8 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
         cells = []
         for c in columns:
             value = row[c]
+            if c in whole and not pd.isna(value):
+                value = int(value)
             text = value if c in raw else _folded(fmt(value))
             attrs = ""
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
@@ -117,6 +123,14 @@ def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("
     cap = f"<caption>{caption}</caption>" if caption else ""
     return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+
+
+def _whole_numbers(column: pd.Series) -> bool:
+    """Whether a float column holds only whole numbers below 1e15 (NaN aside), at least one."""
+    if not pd.api.types.is_float_dtype(column):
+        return False
+    values = column.dropna()
+    return len(values) > 0 and bool(((values == values.round()) & (values.abs() < 1e15)).all())
 
 
 # A cell longer than this (a verdict's reasons, a command line) opens on a click, so one long
