@@ -161,12 +161,28 @@ def test_stale_and_missing_are_shown_and_nothing_breaks(tmp_path):
     assert 'id="table1"' in index and 'id="userlevel"' in index and 'id="audit"' in index
 
 
+def test_a_section_that_fails_is_an_error_and_the_command_fails(tmp_path, monkeypatch, caplog):
+    """'missing' means a file is absent; a section whose builder raises is an **error**, with its
+    one-line cause on the page, and ``labeldp-sim report`` exits 1 (the rest of the site is written)."""
+    from labeldp_sim.report import site as site_module
+
+    def broken(site):
+        raise AttributeError("'Series' object has no attribute 'experiment'\nsecond line")
+
+    monkeypatch.setattr(site_module, "_SECTIONS", [*site_module._SECTIONS, (99, broken)])
+    assert site_module.main(["--results", str(tmp_path)]) == 1
+    index = (tmp_path / INDEX).read_text()
+    assert 'class="badge v-bad">error</span>' in index
+    assert "AttributeError: &#x27;Series&#x27; object has no attribute &#x27;experiment&#x27;</p>" in index
+    assert "labeldp-sim report: error: section broken: AttributeError" in caplog.text
+
+
 def test_an_empty_results_directory_gives_a_page_that_says_so(tmp_path):
     counts = write_site(tmp_path)
     index = (tmp_path / INDEX).read_text()
     assert counts["experiments"] == 0
     for name in ("table1.csv", "kclass_claims.csv", "audit.csv", "bench.md"):
-        assert f"results/{name}</code> is not there" in index
+        assert f"{tmp_path.as_posix()}/{name}</code> is not there" in index  # the folder's own path
 
 
 @pytest.mark.parametrize("text, cls", [

@@ -23,7 +23,7 @@ MAX_ROWS = 150
 # Words a verdict cell starts with (or contains) and the colour class they get.  Order
 # matters: "inconsistent" before "consistent", "not reproduced" before "reproduced".
 _VERDICTS = (
-    ("not run", "v-none"), ("missing", "v-missing"), ("stale", "v-stale"),
+    ("not run", "v-none"), ("missing", "v-missing"), ("stale", "v-stale"), ("error", "v-bad"),
     ("inconsistent", "v-bad"), ("not reproduced", "v-bad"), ("upper bound violated", "v-bad"),
     ("leaky", "v-bad"), ("not private", "v-bad"), ("missed", "v-bad"), ("accepted", "v-bad"),
     ("inconclusive", "v-unsure"), ("pre-asymptotic", "v-unsure"),

@@ -36,7 +36,7 @@ import pandas as pd
 import yaml
 
 from labeldp_sim.harness.logs import get_logger
-from labeldp_sim.harness.errors import FileError
+from labeldp_sim.harness.errors import FileError, first_line
 from labeldp_sim.harness.provenance import code_fingerprint, package_of
 from labeldp_sim.report.html import badge, esc, markdown_html, table
 from labeldp_sim.harness.store import atomic_write, staged
@@ -158,6 +158,7 @@ class Site:
 
     results: Path
     missing: list = field(default_factory=list)  # results-relative paths a section wanted and did not find
+    errors: list = field(default_factory=list)  # "section: cause" of each section whose builder raised
     _csv: dict = field(default_factory=dict, repr=False)  # sections share a table (table1.csv): read once
 
     @cached_property
@@ -246,8 +247,12 @@ class Site:
         """The 'read from' line under a table: each file linked, or marked missing."""
         return '<p class="source">Read from ' + ", ".join(self.link(r) for r in relatives) + ".</p>"
 
+    def path_of(self, relative: str) -> str:
+        """A results-relative path as the reader finds it: under this report's own folder."""
+        return (self.results / relative).as_posix()
+
     def missing_file(self, relative: str, how: str) -> str:
-        return (f'<p class="missing-file">{badge("missing")} <code>results/{esc(relative)}</code> is not there: '
+        return (f'<p class="missing-file">{badge("missing")} <code>{esc(self.path_of(relative))}</code> is not there: '
                 f"{esc(how)}.</p>")
 
 
@@ -292,7 +297,7 @@ def _figure(site: Site, exp: Experiment, stem: str, caption: str, expected: bool
     if shown or not expected:
         return shown or ""
     return (f'<figure class="absent">{badge("missing")} <code>{esc(stem)}.svg</code> / <code>{esc(stem)}.png</code>'
-            f" ({esc(caption)}) is not in <code>results/{esc(exp.path.as_posix())}/</code></figure>")
+            f" ({esc(caption)}) is not in <code>{esc(site.path_of(exp.path.as_posix()))}/</code></figure>")
 
 
 def _file_block(site: Site, exp: Experiment, name: str, caption: str, expected: bool) -> str:
@@ -301,7 +306,7 @@ def _file_block(site: Site, exp: Experiment, name: str, caption: str, expected: 
     if not path.exists():
         if not expected:
             return ""
-        return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>results/{esc(relative)}</code> "
+        return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>{esc(site.path_of(relative))}</code> "
                 "is not there: the page shows what the other files hold.</p>")
     if name.endswith(".md"):
         body = markdown_html(path.read_text())
@@ -309,7 +314,7 @@ def _file_block(site: Site, exp: Experiment, name: str, caption: str, expected: 
         try:
             frame = pd.read_csv(path)
         except (ValueError, pd.errors.ParserError, OSError):
-            return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>results/{esc(relative)}</code> "
+            return (f"<h3>{esc(caption)}</h3><p>{badge('missing')} <code>{esc(site.path_of(relative))}</code> "
                     "could not be read as CSV.</p>")
         if frame.empty:
             return f"<h3>{esc(caption)}</h3><p>{badge('not run')} <code>{esc(name)}</code> has no rows.</p>"
@@ -349,7 +354,7 @@ def experiment_page(site: Site, exp: Experiment) -> str:
     files = sorted(p.name for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
     parts = [f'<p class="lead">Kind <code>{esc(exp.kind)}</code>'
              + (f", mode <code>{esc(exp.mode)}</code>" if exp.mode else "")
-             + f"; files in <code>results/{esc(exp.path.as_posix())}/</code>.</p>"]
+             + f"; files in <code>{esc(site.path_of(exp.path.as_posix()))}/</code>.</p>"]
     declared = {stem for stem, _ in layout.figures}
     figures = [_figure(site, exp, stem, caption, True) for stem, caption in layout.figures]
     extra = sorted({Path(f).stem for f in files if f.endswith((".svg", ".png"))} - declared,
@@ -386,10 +391,14 @@ def _index(site: Site) -> str:
     for _, build in _SECTIONS:
         try:
             built = build(site)
-        except Exception as err:  # noqa: BLE001 — one section's bad file must not take the index down
-            built = Section(getattr(build, "__name__", "section"),
-                            f'<p class="missing-file">{badge("missing")} this section could not be built from '
-                            f"the files there: {esc(type(err).__name__)}: {esc(err)}</p>")
+        except Exception as err:  # noqa: BLE001 — one section's failure must not take the index down
+            # an error, not "missing" (a file that is absent): the page shows its cause, the command fails
+            name = getattr(build, "__name__", "section")  # the builder function's name labels the section
+            cause = first_line(err)
+            site.errors.append(f"{name}: {cause}")
+            built = Section(name, f'<p class="missing-file">{badge("error")} this section could not be built '
+                                  f"from the files in <code>{esc(site.results.as_posix())}/</code>: "
+                                  f"{esc(cause)}</p>")
         if built is None:
             continue
         sections.extend(built if isinstance(built, list) else [built])
@@ -445,14 +454,17 @@ def write_site(results: Path) -> dict:
             old.unlink()
     atomic_write(results / INDEX, lambda p: p.write_text(index, encoding="utf-8"))
     statuses = [e.status for e in site.experiments.values()]
-    return {"experiments": len(statuses), "stale": statuses.count("stale"), "missing": sorted(site.missing)}
+    return {"experiments": len(statuses), "stale": statuses.count("stale"), "missing": sorted(site.missing),
+            "errors": list(site.errors)}
 
 
 def main(argv: list) -> int:
     """``labeldp-sim report [--results DIR]``: write the site, print one line.
 
     Returns 0 done, 2 bad input (an empty ``--results`` too: ``Path('')`` is the working
-    directory), 1 a file or folder that cannot be written (one line naming it).
+    directory), 1 a file or folder that cannot be written (one line naming it) or a section of
+    the index that could not be built (the site is written, the section shows its error; one
+    line per section here).
     """
     import time
 
@@ -477,4 +489,6 @@ def main(argv: list) -> int:
     log.info(f"report: {results / INDEX} ({counts['experiments']} experiment pages, {counts['stale']} stale; "
              f"{len(missing)} summary files missing{': ' + ', '.join(missing) if missing else ''}) "
              f"in {time.perf_counter() - start:.1f} s")
-    return 0
+    for error in counts["errors"]:
+        log.error(f"labeldp-sim report: error: section {error}")
+    return 1 if counts["errors"] else 0
