@@ -11,7 +11,6 @@ import re
 
 import pandas as pd
 
-from labeldp_sim.harness.provenance import git_commit
 from labeldp_sim.report.site import Section, Site, register_section
 from labeldp_sim.report.html import badge, esc, markdown_html, table
 
@@ -30,7 +29,8 @@ def _provenance_section(site: Site) -> Section:
                      "trials wanted": trials.get("wanted"), "computed": trials.get("computed"),
                      "reused": trials.get("reused")})
     if not rows:
-        return Section("Provenance", "<p>No experiment directory (with a config.yaml) in results/ yet: "
+        return Section("Provenance", f"<p>No experiment directory (with a config.yaml) in "
+                       f"<code>{esc(site.results.as_posix())}/</code> yet: "
                        "run <code>make sweep</code>.</p>", anchor="provenance")
     frame = pd.DataFrame(rows)
     counts = frame.status.value_counts()
@@ -40,8 +40,9 @@ def _provenance_section(site: Site) -> Section:
     for exp in site.experiments.values():
         if exp.package:
             fingerprints[exp.package] = exp.current
-    head = git_commit()
-    lead = (f"<p>Working tree at commit <code>{esc(head)}</code>; current code fingerprints: "
+    # the current code is named by its fingerprints (each experiment's commit is in its row): the
+    # working tree's commit would change the page at every commit and tell nothing the rows don't
+    lead = ("<p>Current code fingerprints: "
             + ", ".join(f"<code>{esc(p)}</code> {esc(f)}" for p, f in sorted(fingerprints.items()))
             + f". {len(frame)} experiments: " + ", ".join(f"{n} {esc(s)}" for s, n in counts.items())
             + f". Trials: {totals['trials wanted']:,} wanted, {totals['computed']:,} computed, "
@@ -51,7 +52,7 @@ def _provenance_section(site: Site) -> Section:
     body = lead + table(frame, verdicts=("status",), links={
         "experiment": lambda row: site.page_href(row["experiment"])})
     return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
-                   "<code>*/config.yaml</code> under results/.</p>", anchor="provenance",
+                   f"<code>*/config.yaml</code> under <code>{esc(site.results.as_posix())}/</code>.</p>", anchor="provenance",
                    summary=", ".join(f"{n} {s}" for s, n in counts.items()))
 
 
