@@ -177,6 +177,18 @@ def test_a_section_that_fails_is_an_error_and_the_command_fails(tmp_path, monkey
     assert "labeldp-sim report: error: section broken: AttributeError" in caplog.text
 
 
+def test_a_law_free_only_table1_builds_without_error(tmp_path):
+    """table1.csv as a law-free run alone writes it (no law-tied columns): the row shows its verdict."""
+    pd.DataFrame([{"cell": "reg_label_cdp", "task": "regression", "family": "regression",
+                   "privacy": "label, central", "rate": "(Nε)^(-2β/(2β+d))", "axis": "eps", "d": 1,
+                   "verdict": float("nan"), "primary": True, "law_free_slope": -1.0, "law_free_ci_low": -1.001,
+                   "law_free_ci_high": -0.999, "law_free_verdict": "consistent"}]).drop(columns="verdict").to_csv(
+        tmp_path / "table1.csv", index=False)
+    counts = write_site(tmp_path)
+    assert counts["errors"] == []
+    assert "-1.000 [-1.001, -0.999]" in (tmp_path / INDEX).read_text()
+
+
 def test_an_empty_results_directory_gives_a_page_that_says_so(tmp_path):
     counts = write_site(tmp_path)
     index = (tmp_path / INDEX).read_text()

@@ -32,7 +32,13 @@ def _linked(site, relative: str, text: str) -> str:
     return site.page_link(relative, text) if site.experiment(relative) else esc(text)
 
 
+# the law-tied columns of table1.csv: absent where only law-free runs wrote it (a researcher's own folder)
+LAW_TIED = ("experiment", "fixed", "theory", "theory_formula", "theory_source", "slope", "ci_low", "ci_high",
+            "verdict")
+
+
 def _rows(site, frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.reindex(columns=[*frame.columns, *(c for c in LAW_TIED if c not in frame.columns)])
     rows = []
     for _, r in frame.iterrows():
         free = r.get("law_free_verdict")
