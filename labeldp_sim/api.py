@@ -155,7 +155,7 @@ class Result:
 
 def _arguments(experiment, overrides, results_dir=None) -> list:
     """The command line's override list for ``experiment``; ConfigError on a misuse."""
-    from labeldp_sim.harness.conf_path import group_options
+    from labeldp_sim.harness.conf_path import group_options, hydra_quoted
     from labeldp_sim.harness.errors import ConfigError, check
 
     options = group_options("experiment")
@@ -174,8 +174,7 @@ def _arguments(experiment, overrides, results_dir=None) -> list:
     if results_dir is not None:
         check(isinstance(results_dir, (str, Path)) and str(results_dir).strip() != "", "results_dir",
               results_dir, "a path (str or pathlib.Path) of the results directory")
-        text = str(results_dir).replace("\\", "\\\\").replace("'", "\\'")
-        arguments.append(f"paths.results_dir='{text}'")
+        arguments.append(f"paths.results_dir={hydra_quoted(str(results_dir))}")
     return arguments
 
 

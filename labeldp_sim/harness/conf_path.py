@@ -41,7 +41,7 @@ from labeldp_sim.harness.errors import ConfigError
 from labeldp_sim.harness.provenance import ROOT, paper_packages, source_tree
 
 __all__ = ["CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups",
-           "group_options", "paper_conf_dirs", "search_path_override", "top_config"]
+           "group_options", "paper_conf_dirs", "search_path_override", "top_config", "hydra_quoted"]
 
 CONF_PATH_VARIABLE = "LABELDP_SIM_CONF_PATH"
 
@@ -172,10 +172,10 @@ def top_config(name: str) -> Path:
 def search_path_override() -> list[str]:
     """The Hydra override that adds the paper folders and the extra config directories to composition."""
     extra = conf_dirs()[1:]
-    return ["hydra.searchpath=[" + ",".join(_quoted(f"file://{d}") for d in extra) + "]"]
+    return ["hydra.searchpath=[" + ",".join(hydra_quoted(f"file://{d}") for d in extra) + "]"]
 
 
-def _quoted(text: str) -> str:
+def hydra_quoted(text: str) -> str:
     """``text`` as a single-quoted string of Hydra's override grammar: a quote is escaped, and so are
     the backslashes before a quote or at the end (the only ones the grammar reads as escapes)."""
     text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)
