@@ -44,9 +44,13 @@ minimax: $(STAMP)
 report: $(STAMP)
 	$(BIN)/python -m labeldp_sim report
 
-# the report opened in headless Chromium (every page, link, image and table), and its screenshot for the README
+# every page of results/ in headless Chromium (links, images, console, widths, heights, verdicts on
+# the first screen); refreshes the docs' screenshots: the index, a law-free and a law-tied page
 report-check: report
-	$(BIN)/python -m labeldp_sim.report.site_check results/index.html --screenshot docs/report-index.png --screenshot-height 1400
+	$(BIN)/python -m labeldp_sim.report.site_check results/index.html \
+		--screenshot docs/report-index.png --screenshot-height 1400 \
+		--page-screenshot site/exp-minimax--reg_label_cdp.html=docs/report-law-free.png \
+		--page-screenshot site/exp-reg_label_cdp.html=docs/report-law-tied.png
 
 # on every core (pytest-xdist): no test shares a file, a port or a store with another
 test: $(STAMP)

@@ -33,7 +33,8 @@ class Result:
     ----------
     directory : pathlib.Path
         The run's output directory (``<results_dir>/<experiment>``, or
-        ``<results_dir>/minimax/<experiment>`` for a law-free search).
+        ``<results_dir>/minimax/<experiment>`` for a law-free search; a run of its own,
+        ``.../<experiment>/<k=v,...>``).
     spec : labeldp_sim.harness.kinds.JobSpec
         The validated spec the run ran (its kind's own dataclass).
     tables : dict of str to pandas.DataFrame
@@ -244,8 +245,11 @@ def run(experiment: str, overrides=(), results_dir=None) -> Result:
         Hydra overrides, as on the command line (``["grid.reps=2", "runner.backend=sequential"]``).
         A sweep (``a=1,2``) is refused: call :func:`run` once per value.
     results_dir : str or pathlib.Path, optional
-        The results directory (its trial store included); None keeps the config's
-        ``paths.results_dir`` (``results``, relative to the working directory).
+        The results directory (its trial store included), the files in its canonical layout;
+        None keeps the config's ``paths.results_dir`` (``results``, relative to the working
+        directory), where a run whose overrides change a number writes a folder of its own,
+        ``<experiment>/<k=v,...>/``, and leaves the experiment's own folder as it is (as the
+        command line does: :mod:`labeldp_sim.harness.run_folders`).
 
     Returns
     -------
@@ -275,9 +279,11 @@ def run(experiment: str, overrides=(), results_dir=None) -> Result:
     """
     from labeldp_sim.harness.cli import run_experiment
     from labeldp_sim.harness.logs import get_logger
+    from labeldp_sim.harness.run_folders import announce
 
     job = _job(experiment, overrides, results_dir)
     for note in job.notes:
         get_logger("api").warning(f"labeldp-sim: note: {note}")
+    announce(job)
     outputs = run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
     return Result.read(outputs["out"], job.spec)

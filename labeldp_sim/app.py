@@ -125,7 +125,7 @@ def _report(argv: list) -> int:
         get_logger("app").error(f"labeldp-sim report: error: {err}")
         return 2
     load_sites()
-    from labeldp_sim.report.site import main as report
+    from labeldp_sim.report.build import main as report
 
     return report(argv)
 

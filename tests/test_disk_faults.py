@@ -267,7 +267,7 @@ def test_a_report_whose_pages_fill_the_disk_leaves_the_site_as_it_was(exported, 
 @pytest.mark.parametrize("value", ["", "  "])
 def test_an_empty_results_path_is_refused_and_nothing_is_written(tmp_path, monkeypatch, capsys, value):
     """`report --results ''` wrote into the working directory, exit 0: Path('') is '.'."""
-    from labeldp_sim.report.site import main as report
+    from labeldp_sim.report.build import main as report
 
     monkeypatch.chdir(tmp_path)
     for call in (lambda: _report(["--results", value]), lambda: report(["--results", value])):

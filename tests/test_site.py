@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 from labeldp_sim.app import load_sites
-from labeldp_sim.report.site import INDEX, SITE_DIR, write_site
+from labeldp_sim.report.build import write_site
+from labeldp_sim.report.site import INDEX, SITE_DIR
 from labeldp_sim.report.html import esc, fmt, table, verdict_class
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,9 +71,10 @@ def test_index_shows_every_row_claim_and_mechanism(built):
     primary = table1[table1.primary.astype(str) == "True"]
     # every Table I row: the index has one table row per (cell, axis, d) of the primary statement
     section = index.split('id="table1"')[1].split("</section>")[0]
-    assert section.count("<tr>") - 1 == len(primary)
+    every_row = section.split("<details><summary>Every row")[1].split('<p class="source">Read from')[0]
+    assert every_row.count("<tr>") - 1 == len(primary)
     for cell in primary.cell.unique():
-        assert f"<code>{cell}</code>" in section
+        assert f"{cell}</code>" in section
     claims = pd.read_csv(results / "kclass_claims.csv")
     kclass = index.split('id="kclass"')[1].split("</section>")[0]
     for claim in claims.claim:
@@ -135,7 +137,7 @@ def test_a_report_of_an_unchanged_folder_gives_the_same_bytes(built):
     before = {p: p.read_bytes() for p in results.rglob("*.html")}
     write_site(results)
     assert {p: p.read_bytes() for p in results.rglob("*.html")} == before
-    assert f"from the files in\n<code>{results.as_posix()}/</code>" in (results / INDEX).read_text()
+    assert f"from the files in <code>{results.as_posix()}/</code>" in (results / INDEX).read_text()
 
 
 def test_stale_and_missing_are_shown_and_nothing_breaks(tmp_path):
@@ -164,16 +166,16 @@ def test_stale_and_missing_are_shown_and_nothing_breaks(tmp_path):
 def test_a_section_that_fails_is_an_error_and_the_command_fails(tmp_path, monkeypatch, caplog):
     """'missing' means a file is absent; a section whose builder raises is an **error**, with its
     one-line cause on the page, and ``labeldp-sim report`` exits 1 (the rest of the site is written)."""
-    from labeldp_sim.report import site as site_module
+    from labeldp_sim.report import build, site as site_module
 
     def broken(site):
         raise AttributeError("'Series' object has no attribute 'experiment'\nsecond line")
 
-    monkeypatch.setattr(site_module, "_SECTIONS", [*site_module._SECTIONS, (99, broken)])
-    assert site_module.main(["--results", str(tmp_path)]) == 1
+    monkeypatch.setattr(site_module, "_SECTIONS", [*site_module._SECTIONS, site_module.SectionEntry(99, broken, title="broken")])
+    assert build.main(["--results", str(tmp_path)]) == 1
     index = (tmp_path / INDEX).read_text()
     assert 'class="badge v-bad">error</span>' in index
-    assert "AttributeError: &#x27;Series&#x27; object has no attribute &#x27;experiment&#x27;</p>" in index
+    assert "AttributeError: &#39;Series&#39; object has no attribute &#39;experiment&#39;</p>" in index
     assert "labeldp-sim report: error: section broken: AttributeError" in caplog.text
 
 
@@ -190,11 +192,26 @@ def test_a_law_free_only_table1_builds_without_error(tmp_path):
 
 
 def test_an_empty_results_directory_gives_a_page_that_says_so(tmp_path):
+    """No run of any paper in the folder: each section's absent files are named once, not as missing."""
     counts = write_site(tmp_path)
     index = (tmp_path / INDEX).read_text()
-    assert counts["experiments"] == 0
-    for name in ("table1.csv", "kclass_claims.csv", "audit.csv", "bench.md"):
-        assert f"{tmp_path.as_posix()}/{name}</code> is not there" in index  # the folder's own path
+    assert counts["experiments"] == 0 and counts["errors"] == []
+    absent = index.split("Not in this folder (no run of theirs here):")[1].split("</p>")[0]
+    for title in ("Table I (papers/000)", "K-class claims (papers/002)", "User-level Table 1 (papers/003)",
+                  "Privacy audit", "Benchmarks"):
+        assert title in absent
+    assert 'class="badge v-missing"' not in index.split("</nav>")[1]
+
+
+def test_a_papers_absent_table_is_missing_where_its_runs_are(built, tmp_path):
+    """A folder with Table I runs and no table1.csv: the section says the file is missing, at the
+    folder's own path (a file a run of that paper writes is absent)."""
+    results = tmp_path / "results"
+    shutil.copytree(built[0], results)
+    (results / "table1.csv").unlink()
+    write_site(results)
+    index = (results / INDEX).read_text()
+    assert f"{results.as_posix()}/table1.csv</code> is not there" in index
 
 
 @pytest.mark.parametrize("text, cls", [

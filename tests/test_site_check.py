@@ -1,8 +1,10 @@
 """The site checker in headless Chromium: a clean site passes, and each kind of fault is caught.
 
 Two tiny sites are built in a temporary folder: a clean one (pages in two folders, PNG and SVG
-images, a lazy image below the fold, an ``<object>``, CSS, JS, a table, fragment links) and one
-whose index links to a page per fault.  Each site is checked once, in one browser session.
+images, a lazy image below the fold, an ``<object>``, CSS, JS, a table, fragment links, wide
+content scrolling in its own ``div.scroll``) and one whose index links to a page per fault (a
+page too wide or too tall, an experiment page whose verdicts come late or not at all among
+them).  Each site is checked once, in one browser session.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def _good_site(root: Path) -> Path:
             '<a href="#intro">top</a> <a href="data.csv">data</a> <a href="fig.svg">figure</a></p>'
             '<img src="fig.png" alt="png"><img src="fig.svg" alt="svg">'
             '<object data="fig.svg" type="image/svg+xml"></object>' + TABLE
+            + '<div class="scroll" style="overflow-x: auto"><div style="width: 3000px">wide</div></div>'
             + '<div class="spacer"></div><img src="fig.png" alt="lazy" loading="lazy">'), head),
         "pages/second.html": _page("second", (
             '<h2 id="rates">Rates</h2><a name="legacy"></a>'
@@ -101,6 +104,11 @@ FAULTS = {
     "missing_script.html": ('<script src="nope.js"></script>', "missing script: nope.js"),
     "missing_object.html": ('<object data="nope.svg" type="image/svg+xml"></object>',
                             "missing object: nope.svg"),
+    "wide.html": ('<div style="width: 3000px">wide</div>', "wider than the window: 30"),
+    "tall.html": ('<div style="height: 9500px">tall</div>', "taller than 10 screens: 9,5"),
+    "exp-late.html": ('<div style="height: 1000px"></div><section id="verdicts">late</section>',
+                      "#verdicts starts below the first screen: at 10"),
+    "exp-without.html": ("<p>no verdicts</p>", "no #verdicts section"),
 }
 
 
@@ -114,7 +122,8 @@ def _faulty_site(root: Path) -> Path:
 def good(tmp_path_factory):
     root = tmp_path_factory.mktemp("good")
     shot = root / "shots" / "index.png"
-    return check_site(_good_site(root / "site"), screenshot=shot), shot
+    pages = {"pages/second.html": root / "shots" / "second.png"}
+    return check_site(_good_site(root / "site"), screenshot=shot, page_screenshots=pages), shot
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +138,12 @@ def test_clean_site_passes(good):
     assert report.pages == ["index.html", "pages/second.html"]
     assert (report.tables, report.images) == (2, 4)
     assert report.links == 7
-    assert report.summary() == "site check: 2 pages, 2 tables, 4 images, 7 links: 0 problems"
+    # the wide content scrolls inside its div.scroll: the page itself is the window's width
+    assert list(report.heights) == report.pages and report.heights["index.html"] > 2500
+    assert all(width <= site_check.WINDOW[0] for width in report.widths.values())
+    assert report.tallest(1) == [("index.html", report.heights["index.html"])]
+    assert report.summary().startswith("site check: 2 pages, 2 tables, 4 images, 7 links: 0 problems; "
+                                       "tallest page index.html: ")
 
 
 def test_screenshot_is_a_png_of_the_whole_page(good):
@@ -139,6 +153,9 @@ def test_screenshot_is_a_png_of_the_whole_page(good):
     width, height = struct.unpack(">II", data[16:24])
     # The spacer makes the page taller than the 900-pixel window: the capture goes beyond it.
     assert width >= 1000 and height > 2500
+    # a page's screenshot: its first screen at most, at the window's width
+    width, height = struct.unpack(">II", (shot.parent / "second.png").read_bytes()[16:24])
+    assert width <= site_check.WINDOW[0] and 0 < height <= site_check.WINDOW[1]
 
 
 def test_faulty_site_visits_every_page(faulty):
@@ -159,9 +176,13 @@ def test_problems_name_only_the_faulty_pages(faulty):
 
 
 def test_max_pages_stops_and_says_so(tmp_path):
-    report = check_site(_good_site(tmp_path), max_pages=1)
+    report = check_site(_good_site(tmp_path), max_pages=1,
+                        page_screenshots={"pages/second.html": tmp_path / "second.png"})
     assert report.pages == ["index.html"]
-    assert report.problems == ["pages/second.html: not checked: stopped after max_pages=1 pages, 1 left"]
+    assert report.problems == [
+        "pages/second.html: not checked: stopped after max_pages=1 pages, 1 left",
+        f"pages/second.html: no screenshot for {tmp_path / 'second.png'}: the page was not reached or did not load"]
+    assert not (tmp_path / "second.png").exists()
 
 
 def test_command_line_exit_status(tmp_path, monkeypatch, capsys):
@@ -174,6 +195,17 @@ def test_command_line_exit_status(tmp_path, monkeypatch, capsys):
         "site check: 1 page, 0 tables, 1 image, 0 links: 1 problem"]
     monkeypatch.setattr(site_check, "check_site", lambda *args, **kwargs: SiteReport(pages=["index.html"]))
     assert site_check.main([str(index)]) == 0
+    seen = {}
+    monkeypatch.setattr(site_check, "check_site", lambda *args, **kwargs: seen.update(kwargs) or SiteReport())
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "exp-a.html").write_text(_page("a", "<p>a</p>"))
+    assert site_check.main([str(index), "--page-screenshot", "site/exp-a.html=shots/a.png",
+                            "--page-screenshot-height", "1200"]) == 0
+    assert seen["page_screenshots"] == {"site/exp-a.html": Path("shots/a.png")}
+    assert seen["page_screenshot_height"] == 1200
+    for bad in ("site/exp-a.html", "=a.png", "site/nothing.html=a.png"):
+        with pytest.raises(SystemExit):
+            site_check.main([str(index), "--page-screenshot", bad])
     monkeypatch.setattr(site_check, "browser_available", lambda: "no Chromium here")
     assert site_check.main([str(index)]) == 2
     assert "no Chromium here" in capsys.readouterr().err

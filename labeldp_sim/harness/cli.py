@@ -6,10 +6,10 @@ before any job computes, so bad input — in any job — ends the program with
 one line on stderr (the config key and the allowed values) and exit status 2,
 having computed and written nothing.
 
-Each multirun job writes its own directory: ``results/<experiment>/`` when the
-jobs differ only in ``experiment``, else ``results/<experiment>/<k=v,...>/``
-named from the swept overrides.  All jobs share the results directory's trial
-store.
+A run (each job of a multirun) whose overrides change a number writes ``results/<experiment>/<k=v,...>/``,
+named from them (:mod:`~labeldp_sim.harness.run_folders`), never the canonical ``results/<experiment>/``;
+with ``paths.results_dir=DIR``, the canonical layout in DIR (a multirun's jobs: subfolders named from the
+swept overrides).  All jobs share the results directory's trial store.
 
 Configs come from the package's ``conf/`` (its root and shared groups, and each paper's
 ``conf/<paper>/``) and from the directories named by ``LABELDP_SIM_CONF_PATH`` (:mod:`labeldp_sim.harness.conf_path`): a mechanism or a
@@ -47,7 +47,7 @@ from labeldp_sim.harness.config import job_kind, root_defaults
 from labeldp_sim.harness.errors import MISSING, ConfigError, check, first_line, os_error_line
 from labeldp_sim.harness.kinds import ROOT_KEYS, get_kind, registered
 from labeldp_sim.harness.reads import check_overrides
-from labeldp_sim.harness import interrupts, logs, multirun
+from labeldp_sim.harness import interrupts, logs, multirun, run_folders
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import StoreError, atomic_write, locked, staged
 
@@ -63,13 +63,15 @@ OVERRIDE_KEY = re.compile(r"(\+\+|\+|~)?[A-Za-z_][\w.@/-]*")
 
 @dataclass
 class Job:
-    """One run: its overrides, its output subdirectory, its composed config and validated spec."""
+    """One run: its overrides, its output subdirectory (and ``own``: the overrides that named it, for
+    a folder of its own: :mod:`~labeldp_sim.harness.run_folders`), its composed config and validated spec."""
 
     overrides: list
     subdir: str | None
     cfg: DictConfig | None = None
     spec: object = None
     notes: list = field(default_factory=list)
+    own: list = field(default_factory=list)
 
 
 def validate_job(cfg: DictConfig):
@@ -374,6 +376,7 @@ def validate_argv(argv: list) -> tuple[set, list[Job]]:
     _group_choices(parsed)
     _deletions(parsed)
     jobs = _expand(parsed, "multirun" in flags)
+    run_folders.name_folders(jobs, parsed)  # a run that changes a number: a folder of its own
     if {"help", "completion"} & flags:
         return flags, jobs
     for job in jobs:
@@ -569,6 +572,7 @@ def _command(argv: list) -> None:
             try:
                 with logs.run_log(job.spec.results_dir, " ".join(["labeldp-sim", *job.overrides])):
                     log.debug("config search path: " + os.pathsep.join(map(str, conf_dirs())))
+                    run_folders.announce(job)
                     result = run_experiment(job.cfg, job.overrides, job.subdir, job.spec)
                     status = "finished"
                     written[Path(job.spec.results_dir)] = None

@@ -68,7 +68,7 @@ SUBCOMMANDS = {
               "the privacy audit of every registered mechanism"),
 }
 EXAMPLES = (
-    ("labeldp-sim experiment=cls_label_ldp grid.reps=200", "one experiment, fewer replicates"),
+    ("labeldp-sim experiment=cls_label_ldp grid.reps=200", "fewer replicates: results/cls_label_ldp/grid.reps=200/"),
     ("labeldp-sim -m experiment=cls_label_ldp,cls_label_cdp seed=1,2", "four jobs and one table"),
     ("labeldp-sim experiment=cls_label_ldp --cfg job", "the composed config, nothing run"),
     ("labeldp-sim --info experiment=cls_label_ldp", "search path, defaults, plug-ins"),
@@ -128,7 +128,10 @@ def help_text() -> str:
     out += _wrap([f"{key}" for key in root_defaults()], "  ")
     out += ["", "examples:"]
     out += [f"  {command:<64} {what}" for command, what in EXAMPLES]
-    out += ["", "Messages: INFO on stdout, warnings and errors on stderr; each run appends to "
+    out += ["", "Files: <paths.results_dir>/<experiment>/; a run whose overrides change a number writes "
+            "<experiment>/<k=v,...>/", "(named from them, sorted; the experiment's own folder is left as it is) "
+            "unless paths.results_dir is given.",
+            "Messages: INFO on stdout, warnings and errors on stderr; each run appends to "
             "<paths.results_dir>/run.log.", "See docs/cli.md and docs/configuration.md."]
     return "\n".join(out)
 

@@ -49,7 +49,7 @@ SHARED_PRESENTATION = (
     "harness/__init__.py", "harness/cli.py", "harness/cli_help.py", "harness/cluster.py",
     "harness/components.py", "harness/conf_path.py", "harness/config.py", "harness/errors.py",
     "harness/interrupts.py", "harness/kinds.py", "harness/logs.py", "harness/memory.py",
-    "harness/multirun.py", "harness/provenance.py", "harness/reads.py",
+    "harness/multirun.py", "harness/provenance.py", "harness/reads.py", "harness/run_folders.py",
     "harness/scheduler_probe.py", "harness/settings.py", "harness/store/", "harness/sweeps.py",
     "stats/", "report/", "privacy/__init__.py", "privacy/audit/",
 )

@@ -4,13 +4,14 @@ Markdown.  Every value is escaped here, so a results file cannot inject markup i
 
 from __future__ import annotations
 
-import html
 import math
 import re
+from functools import lru_cache
 
 import pandas as pd
+from markupsafe import Markup, escape
 
-__all__ = ["verdict_class", "esc", "fmt", "interval", "is_true", "badge", "table", "markdown_html",
+__all__ = ["verdict_class", "esc", "fmt", "interval", "is_true", "badge", "table", "render", "markdown_html",
            "markdown_section", "MAX_ROWS"]
 
 # A table longer than this shows its first rows and links the CSV for the rest: a page stays
@@ -47,7 +48,9 @@ def verdict_class(text) -> str:
 # ---------------------------------------------------------------------------- HTML pieces
 
 def esc(value) -> str:
-    return html.escape("" if value is None else str(value))
+    """``value`` as HTML text, escaped (a plain str: the sections join HTML as text, and hand it to a
+    template as :class:`~markupsafe.Markup`)."""
+    return str(escape("" if value is None else str(value)))
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -77,52 +80,69 @@ def is_true(column: pd.Series) -> pd.Series:
 
 
 def badge(text: str, cls: str | None = None) -> str:
-    return f'<span class="badge {cls or verdict_class(text)}">{esc(text)}</span>'
+    return str(Markup('<span class="badge {}">{}</span>').format(cls or verdict_class(text), text))
+
+
+def render(template: str, **context) -> str:
+    """A template of ``labeldp_sim/report/templates`` filled with ``context`` (autoescaped: a value
+    is escaped unless it is :class:`~markupsafe.Markup`, HTML already escaped)."""
+    return _templates().get_template(template).render(badge=lambda *a: Markup(badge(*a)), **context)
+
+
+@lru_cache(maxsize=1)
+def _templates():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("labeldp_sim.report", "templates"),
+                              autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+# A text column holding one value in every row, longer than this, is said once above its table
+# (a CI method, a formula's source), not once per row.
+CONSTANT_TEXT = 40
 
 
 def table(frame: pd.DataFrame, columns: list | None = None, verdicts: tuple = ("verdict",),
           links: dict | None = None, caption: str = "", max_rows: int = MAX_ROWS, raw: tuple = (),
           wide: tuple = ()) -> str:
-    """A sortable HTML table of ``frame``.
+    """A sortable HTML table of ``frame`` (template ``table.html.j2``).
 
     ``verdicts`` are the columns coloured by :func:`verdict_class`; ``links`` maps a column to
     a function of the row giving an href (or None); ``raw`` columns hold HTML already escaped;
     ``wide`` columns keep a reading width (long text) when the table is squeezed.
-    Numbers carry their full value in ``data-sort`` so sorting is numeric.
+    Numbers carry their full value in ``data-sort`` so sorting is numeric.  A long text that is
+    the same in every row (of two or more) is stated once above the table.
     """
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    constants = []
+    if len(frame) > 1:
+        for c in list(columns):
+            values = frame[c].dropna().unique()
+            if (c not in raw and c not in verdicts and len(values) == 1 and frame[c].notna().all()
+                    and isinstance(values[0], str) and len(values[0]) > CONSTANT_TEXT):
+                constants.append((c, values[0]))
+                columns.remove(c)
     # a column of whole numbers (K, counts, grid sizes) read as float because of a gap shows them whole:
     # 2, not 2.000
     whole = {c for c in columns if _whole_numbers(frame[c])}
     links = links or {}
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    body = []
     shown = frame.head(max_rows)
+    rows = []
     for _, row in shown.iterrows():
         cells = []
         for c in columns:
             value = row[c]
             if c in whole and not pd.isna(value):
                 value = int(value)
-            text = value if c in raw else _folded(fmt(value))
-            attrs = ""
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value):
-                attrs = f' data-sort="{float(value)!r}"'
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and not pd.isna(value)
             classes = " ".join(filter(None, (verdict_class(value) if c in verdicts else "",
                                              "wide" if c in wide else "")))
-            if classes:
-                attrs += f' class="{classes}"'
-            href = links[c](row) if c in links else None
-            if href:
-                text = f'<a href="{esc(href)}">{text}</a>'
-            cells.append(f"<td{attrs}>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = ""
-    if len(frame) > len(shown):
-        more = f'<p class="note">First {len(shown)} of {len(frame)} rows; the CSV file has them all.</p>'
-    cap = f"<caption>{caption}</caption>" if caption else ""
-    return (f'<div class="scroll"><table class="sortable">{cap}<thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+            cells.append({"text": Markup(value) if c in raw else _folded(fmt(value)),
+                          "sort": repr(float(value)) if numeric else None, "cls": classes,
+                          "href": links[c](row) if c in links else None})
+        rows.append(cells)
+    return render("table.html.j2", columns=columns, rows=rows, constants=constants, caption=Markup(caption),
+                  more=len(frame) > len(shown), shown=len(shown), total=len(frame))
 
 
 def _whole_numbers(column: pd.Series) -> bool:
@@ -138,11 +158,11 @@ def _whole_numbers(column: pd.Series) -> bool:
 LONG_CELL = 180
 
 
-def _folded(text: str) -> str:
+def _folded(text: str) -> Markup:
     if len(text) <= LONG_CELL:
-        return esc(text)
+        return escape(text)
     cut = text[:LONG_CELL // 2].rsplit(" ", 1)[0]
-    return f"<details><summary>{esc(cut)} …</summary>{esc(text)}</details>"
+    return Markup("<details><summary>{} …</summary>{}</details>").format(cut, text)
 
 
 def markdown_html(text: str) -> str:
@@ -151,8 +171,10 @@ def markdown_html(text: str) -> str:
 
     out = markdown.markdown(text, extensions=["tables"])
     # the verdict cells of a Markdown table get their colours too
-    return re.sub(r"<td>(.*?)</td>", lambda m: f'<td class="{verdict_class(_strip_tags(m.group(1)))}">'
-                                               f"{m.group(1)}</td>", out, flags=re.S)
+    # (an aligned column's cells carry a style attribute: kept, the class added)
+    return re.sub(r"<td( style=\"[^\"]*\")?>(.*?)</td>",
+                  lambda m: f'<td{m.group(1) or ""} class="{verdict_class(_strip_tags(m.group(2)))}">'
+                            f"{m.group(2)}</td>", out, flags=re.S)
 
 
 def _strip_tags(text: str) -> str:

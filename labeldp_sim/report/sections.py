@@ -49,8 +49,9 @@ def _provenance_section(site: Site) -> Section:
               f"{totals['reused']:,} reused from the store (as each experiment's last run recorded).</p>"
             + "<p>An experiment is <b>stale</b> when its <code>provenance.json</code> records a code fingerprint "
               "other than the current one of its package: its numbers come from older code.</p>")
-    body = lead + table(frame, verdicts=("status",), links={
-        "experiment": lambda row: site.page_href(row["experiment"])})
+    body = lead + (f"<details><summary>Every experiment ({len(frame)}): status, fingerprints, trials</summary>"
+                   + table(frame, verdicts=("status",), links={
+                       "experiment": lambda row: site.page_href(row["experiment"])}) + "</details>")
     return Section("Provenance", body + '<p class="source">Read from every <code>*/provenance.json</code> and '
                    f"<code>*/config.yaml</code> under <code>{esc(site.results.as_posix())}/</code>.</p>", anchor="provenance",
                    summary=", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -60,7 +61,7 @@ def _audit_section(site: Site) -> Section:
     frame = site.read_csv("audit.csv")
     if frame is None:
         return Section("Privacy audit", site.missing_file("audit.csv", "make audit writes it"), anchor="audit",
-                       summary="missing")
+                       summary="missing", absent=True)
     kind = frame["kind"].astype(str)
     groups = {"mechanisms": kind == "mechanism", "ε caps": kind == "ε cap",
               "planted mutants": kind.str.startswith("mutant"),
@@ -78,7 +79,9 @@ def _audit_section(site: Site) -> Section:
     mechanisms = frame[groups["mechanisms"] | groups["ε caps"] | groups["planted mutants"]]
     cols = ["mechanism", "kind", "privacy", "claimed_eps", "exact_loss", "eps_lower", "caught_by", "verdict",
             "expected"]
-    body = (head + "<ul>" + "".join(lines) + "</ul>" + table(mechanisms, cols)
+    body = (head + "<ul>" + "".join(lines) + "</ul>"
+            + f"<details><summary>Mechanisms, ε caps and planted mutants ({len(mechanisms)})</summary>"
+            + table(mechanisms, cols) + "</details>"
             + "<details><summary>Careless inputs and stated limitations</summary>"
             + table(frame[groups["careless inputs"] | groups["stated limitations"]], ["mechanism", "kind", "message",
                                                                                         "verdict", "expected"])
@@ -92,7 +95,7 @@ def _bench_section(site: Site) -> Section:
     text = site.read_text("bench.md")
     if text is None:
         return Section("Benchmarks", site.missing_file("bench.md", "make bench writes it"), anchor="bench",
-                       summary="missing")
+                       summary="missing", absent=True)
     lines = text.splitlines()
     meta = [line[2:] for line in lines if line.startswith("- ") and ":" in line][:4]
     body = "\n".join(line for line in lines if line[2:] not in meta)
@@ -105,6 +108,41 @@ def _bench_section(site: Site) -> Section:
     return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
 
 
-register_section(80, _audit_section)
-register_section(90, _bench_section)
-register_section(100, _provenance_section)
+def _nested(site: Site, relative: str) -> bool:
+    """Whether an experiment's folder lies inside another's: a run with non-default settings or a job of
+    a multirun (``<experiment>/<overrides>/``), not one of the folder's own cells."""
+    parts = relative.split("/")
+    return any("/".join(parts[:i]) in site.experiments for i in range(1, len(parts)))
+
+
+def _other_runs_section(site: Site) -> Section | None:
+    """Runs in their own folders (non-default settings, multirun jobs): each with its settings and verdicts,
+    since the tables of the papers' sections hold only the folder's own cells."""
+    from labeldp_sim.report.site import layout_of
+
+    others = [(relative, exp) for relative, exp in site.experiments.items() if _nested(site, relative)]
+    if not others:
+        return None
+    items, counts = [], {}
+    for relative, exp in others:
+        layout = layout_of(exp.kind, exp.mode)
+        verdicts = layout.verdicts(site, exp) if layout.verdicts else None
+        rows = verdicts.rows if verdicts else []
+        for row in rows:
+            counts[row.verdict] = counts.get(row.verdict, 0) + 1
+        described = layout.describe(exp.config) if layout.describe else ""
+        sentences = "".join(f"<li>{badge(row.verdict)} {row.sentence}</li>" for row in rows)
+        items.append(f"<li>{site.page_link(relative)}" + (f" <span class=\"note\">{esc(described)}</span>" if described
+                                                          else "")
+                     + (f'<ol class="verdicts">{sentences}</ol>' if sentences else "") + "</li>")
+    body = ("<p>Runs whose settings differ from an experiment's own (each in a folder named from its overrides, "
+            "inside that experiment's) and jobs of multiruns. Their numbers are not in the tables above, which "
+            "hold each cell as its experiment defines it.</p><ul>" + "".join(items) + "</ul>")
+    return Section("Other runs in this folder", body, anchor="other-runs",
+                   summary=f"{len(others)} runs: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+
+
+register_section(70, _other_runs_section, title="Other runs in this folder", anchor="other-runs")
+register_section(80, _audit_section, title="Privacy audit", anchor="audit")
+register_section(90, _bench_section, title="Benchmarks", anchor="bench")
+register_section(100, _provenance_section, title="Provenance", anchor="provenance")

@@ -15,15 +15,27 @@ and on each page checks:
   names an element ``id`` (or an ``<a name>``) on the target page;
 * every ``<table>`` has a data row (a ``<tr>`` with a ``<td>``);
 * every ``<script src>``, ``<link rel=stylesheet href>``, ``<object data>``, ``<embed src>``
-  and ``<iframe src>`` is relative and its file exists.
+  and ``<iframe src>`` is relative and its file exists;
+* its size, as laid out in a 1,400 × 900 viewport (:data:`WINDOW`, device scale 1) with the page
+  as it opens (folded ``<details>`` stay folded): a page wider than the viewport (it scrolls
+  sideways; a table scrolling inside its own ``div.scroll`` is fine), a page taller than
+  :data:`MAX_PAGE_HEIGHT` (ten screens), and an experiment page (``exp-*.html``) whose
+  ``#verdicts`` section is missing or does not start on the first screen are problems.  Each
+  page's height is kept in :attr:`SiteReport.heights`; the summary names the tallest.
 
 Any reference that leaves the site (``http:``, ``https:``, ``//host``, ``mailto:``, any other
 scheme, or a root-relative ``/path``, which ``file://`` resolves against the disk's root) is a
 problem too: the report must work offline and wherever its folder is copied.  ``data:`` URIs
 are allowed for images and embedded objects.
 
+Screenshots: of the index (``screenshot``) and of any page it reaches (``page_screenshots``),
+each from the top of the page, cut at a height.  The viewport is fixed through the DevTools
+protocol (not left to the window around it) at device scale 1, so a screenshot of the same page
+is the same size on every machine, and the same image wherever the same fonts are installed.
+
 Selenium is imported only when a browser is started, so importing this module never needs it.
-Run it as ``python -m labeldp_sim.report.site_check results/index.html [--screenshot PATH]``.
+Run it as ``python -m labeldp_sim.report.site_check results/index.html [--screenshot PATH]
+[--page-screenshot site/exp-NAME.html=PATH ...]``.
 """
 
 from __future__ import annotations
@@ -46,14 +58,22 @@ from labeldp_sim.harness.errors import one_line
 
 log = get_logger("report.site_check")
 
-__all__ = ["CHROMIUM", "CHROMEDRIVER", "SiteReport", "browser_available", "check_site", "main"]
+__all__ = ["CHROMIUM", "CHROMEDRIVER", "MAX_PAGE_HEIGHT", "WINDOW", "SiteReport", "browser_available",
+           "check_site", "main"]
 
 # Debian's packages (CI installs them with apt); the variables let another machine point elsewhere.
 CHROMIUM = os.environ.get("LABELDP_SIM_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("LABELDP_SIM_CHROMEDRIVER", "/usr/bin/chromedriver")
 
 PAGE_LOAD_TIMEOUT_S = 30
-WINDOW = (1280, 900)
+# The reader's first screen: a laptop's browser window, in CSS pixels (width, height).
+WINDOW = (1400, 900)
+# A page taller than ten screens, with its tables folded as it opens, is a wall that nobody
+# scrolls through: the acceptance of issue 33 is "no page taller than ~10 screens".
+MAX_PAGE_HEIGHT = 10 * WINDOW[1]
+# Every experiment page opens with this section (its verdicts); it must start on the first screen.
+VERDICTS_ID = "verdicts"
+EXPERIMENT_PAGE = "exp-*.html"
 # Chrome refuses screenshots taller than its texture limit; a report page taller than this is
 # itself a problem worth seeing, and the top of it is what the screenshot is for.
 MAX_SCREENSHOT_HEIGHT = 16384
@@ -62,7 +82,7 @@ MAX_SCREENSHOT_HEIGHT = 16384
 CHROMIUM_ARGS = (
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+    "--disable-dev-shm-usage", f"--window-size={WINDOW[0]},{WINDOW[1]}", "--force-device-scale-factor=1",
 )
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -94,6 +114,10 @@ Promise.all([loaded, ...images.map(settled)]).then(() => done({
   ]),
   anchors: [...Array.from(document.querySelectorAll('[id]'), e => e.id),
             ...attrs('a[name]', 'name')],
+  size: [document.documentElement.scrollWidth, document.documentElement.clientWidth,
+         Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)],
+  verdicts: (e => e ? e.getBoundingClientRect().top + window.scrollY : null)(
+    document.getElementById(arguments[0])),
 }));
 """
 
@@ -110,6 +134,11 @@ class SiteReport:
         One line each, ``"<page>: <what>"``.
     tables, images, links : int
         How many ``<table>``, ``<img>`` and ``<a href>`` elements were checked, over all pages.
+    heights : dict of str to int
+        Each page's height in CSS pixels (its scroll height in the :data:`WINDOW` viewport, as
+        it opens), by site-relative path.
+    widths : dict of str to int
+        Each page's scroll width in CSS pixels (at most the viewport's when nothing overflows).
     """
 
     pages: list[str] = field(default_factory=list)
@@ -117,6 +146,12 @@ class SiteReport:
     tables: int = 0
     images: int = 0
     links: int = 0
+    heights: dict[str, int] = field(default_factory=dict)
+    widths: dict[str, int] = field(default_factory=dict)
+
+    def tallest(self, n: int = 3) -> list[tuple[str, int]]:
+        """The ``n`` tallest pages, ``(page, height)``, tallest first (ties by name)."""
+        return sorted(self.heights.items(), key=lambda item: (-item[1], item[0]))[:n]
 
     @property
     def ok(self) -> bool:
@@ -124,11 +159,19 @@ class SiteReport:
         return not self.problems
 
     def summary(self) -> str:
-        """One line: ``site check: 31 pages, 120 tables, 95 images, 800 links: 0 problems``."""
+        """One line: ``site check: 31 pages, 120 tables, 95 images, 800 links: 0 problems``.
+
+        When heights were measured, the tallest page follows in screens of :data:`WINDOW`:
+        ``...: 0 problems; tallest page site/exp-a.html: 4,100 px (4.6 screens)``.
+        """
         counts = ", ".join(_plural(n, word) for n, word in
                            ((len(self.pages), "page"), (self.tables, "table"),
                             (self.images, "image"), (self.links, "link")))
-        return f"site check: {counts}: {_plural(len(self.problems), 'problem')}"
+        line = f"site check: {counts}: {_plural(len(self.problems), 'problem')}"
+        if self.heights:
+            page, height = self.tallest(1)[0]
+            line += f"; tallest page {page}: {height:,} px ({height / WINDOW[1]:.1f} screens)"
+        return line
 
 
 def _plural(n: int, word: str) -> str:
@@ -169,6 +212,10 @@ def _start_browser(profile: str):
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT_S)
     driver.set_script_timeout(PAGE_LOAD_TIMEOUT_S)
+    # The viewport itself, not the window around it (whose frame differs between Chromium
+    # versions and modes): pages are measured, and screenshots taken, at exactly WINDOW.
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1, "mobile": False})
     return driver
 
 
@@ -208,7 +255,9 @@ def _external(ref: str) -> str | None:
 
 
 def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500,
-               screenshot_height: int = MAX_SCREENSHOT_HEIGHT) -> SiteReport:
+               screenshot_height: int = MAX_SCREENSHOT_HEIGHT,
+               page_screenshots: dict[str, Path] | None = None,
+               page_screenshot_height: int = WINDOW[1]) -> SiteReport:
     """Open ``index`` and every page it reaches in headless Chromium; report what is broken.
 
     Parameters
@@ -223,6 +272,11 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
         the site went unchecked.
     screenshot_height : int
         Crop the screenshot to this many CSS pixels from the top (the README shows the top).
+    page_screenshots : dict of str to Path, optional
+        Pages to photograph, by path relative to the index's folder (``site/exp-a.html``), and
+        where to save each PNG.  A page that the crawl does not reach is a problem.
+    page_screenshot_height : int
+        Crop those screenshots to this many CSS pixels from the top (default: the first screen).
 
     Returns
     -------
@@ -238,6 +292,8 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
     if not index.is_file():
         raise FileNotFoundError(f"no site index at {index}")
     root = index.parent
+    # by the page's resolved path, so that "site/../site/a.html" names the same page
+    shots = {(root / name).resolve(): (name, Path(path)) for name, path in (page_screenshots or {}).items()}
     root_uri = root.as_uri() + "/"
     report = SiteReport()
     anchors: dict[Path, set[str]] = {}
@@ -265,6 +321,8 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
             found = _check_page(driver, page, root, root_uri, problems, report, fragments, name)
             if found is not None and page == index and screenshot is not None:
                 _save_screenshot(driver, Path(screenshot), screenshot_height)  # the index is still loaded
+            if found is not None and page in shots:
+                _save_screenshot(driver, shots.pop(page)[1], page_screenshot_height)
             if found is not None:
                 anchors[page], links = found
                 for target in links:
@@ -273,6 +331,9 @@ def check_site(index: Path, screenshot: Path | None = None, max_pages: int = 500
                         queue.append(target)
             # A nav bar repeats its links; one line per distinct problem on a page is enough.
             report.problems.extend(f"{name}: {p}" for p in dict.fromkeys(problems))
+        for name, path in shots.values():
+            report.problems.append(f"{name}: no screenshot for {path}: "
+                                   "the page was not reached or did not load")
     finally:
         if driver is not None:
             driver.quit()
@@ -311,10 +372,11 @@ def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[st
     _, opened = attempt(lambda: driver.get(page.as_uri()), "did not load within", "could not be opened")
     if not opened:
         return None
-    seen, read = attempt(lambda: driver.execute_async_script(_PAGE_SCRIPT), "images still loading after",
-                         "could not be checked")
+    seen, read = attempt(lambda: driver.execute_async_script(_PAGE_SCRIPT, VERDICTS_ID),
+                         "images still loading after", "could not be checked")
     if not read:
         return None
+    _check_size(seen, page, name, problems, report)
 
     def local(ref: str | None, kind: str) -> Path | None:
         """The file ``ref`` names, or None once why it is not one of the site's is noted."""
@@ -379,6 +441,26 @@ def _check_page(driver, page: Path, root: Path, root_uri: str, problems: list[st
     return anchors, links
 
 
+def _check_size(seen: dict, page: Path, name: str, problems: list[str], report: SiteReport) -> None:
+    """Record the page's size; note a sideways scroll, a page over ten screens, late verdicts."""
+    scroll_width, client_width, height = (int(round(v)) for v in seen["size"])
+    report.heights[name] = height
+    report.widths[name] = scroll_width
+    if scroll_width > client_width:
+        problems.append(f"wider than the window: {scroll_width} px for {client_width} px "
+                        "(the page scrolls sideways; put wide content in a div.scroll)")
+    if height > MAX_PAGE_HEIGHT:
+        problems.append(f"taller than {MAX_PAGE_HEIGHT // WINDOW[1]} screens: {height:,} px "
+                        f"({height / WINDOW[1]:.1f} screens of {WINDOW[1]} px, tables folded)")
+    if page.match(EXPERIMENT_PAGE):
+        top = seen["verdicts"]
+        if top is None:
+            problems.append(f"no #{VERDICTS_ID} section: an experiment page opens with its verdicts")
+        elif top > WINDOW[1]:
+            problems.append(f"#{VERDICTS_ID} starts below the first screen: at {int(top)} px "
+                            f"(the window is {WINDOW[1]} px tall)")
+
+
 def _is_data(ref: str | None) -> bool:
     return bool(ref) and urlsplit(ref).scheme == "data"
 
@@ -418,16 +500,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, help="save a full-page PNG of the index here")
     parser.add_argument("--screenshot-height", type=int, default=MAX_SCREENSHOT_HEIGHT,
                         help="crop the screenshot to this many CSS pixels from the top (the README's: 1400)")
+    parser.add_argument("--page-screenshot", action="append", default=[], metavar="PAGE=PNG",
+                        help="save a PNG of the top of PAGE (relative to the index's folder, e.g. "
+                             "site/exp-reg_label_cdp.html) at PNG; repeatable")
+    parser.add_argument("--page-screenshot-height", type=int, default=WINDOW[1],
+                        help=f"crop page screenshots to this many CSS pixels (default {WINDOW[1]}: the first screen)")
     parser.add_argument("--max-pages", type=int, default=500, help="stop after this many pages")
     args = parser.parse_args(argv)
     if not args.index.is_file():
         parser.error(f"no such file: {args.index}")
+    pages: dict[str, Path] = {}
+    for spec in args.page_screenshot:
+        page, sep, png = spec.partition("=")
+        if not (sep and page.strip() and png.strip()):
+            parser.error(f"--page-screenshot wants PAGE=PNG, got {spec!r}")
+        if not (args.index.parent / page).is_file():
+            parser.error(f"--page-screenshot: no such page: {args.index.parent / page}")
+        pages[page.strip()] = Path(png.strip())
     reason = browser_available()
     if reason:
         log.error(f"site check: browser unavailable: {reason}")
         return 2
     report = check_site(args.index, screenshot=args.screenshot, max_pages=args.max_pages,
-                        screenshot_height=args.screenshot_height)
+                        screenshot_height=args.screenshot_height, page_screenshots=pages,
+                        page_screenshot_height=args.page_screenshot_height)
     for problem in report.problems:
         log.info(problem)
     log.info(report.summary())

@@ -585,12 +585,11 @@ def claims_markdown(table: pd.DataFrame) -> str:
               + ".", ""]
     for fig in dict.fromkeys(table["figure"]):
         sub = table[table["figure"] == fig]
-        lines += [f"### {fig}", "", "| claim | source | verdict | measured | reason |",
-                  "|---|---|---|---|---|"]
-        for _, r in sub.iterrows():
-            lines.append(f"| {_md_cell(r['claim'])} | {_md_cell(r['source'])} | "
-                         f"**{r['verdict']}** | {_md_cell(r['measured'])} | "
-                         f"{_md_cell(r['reason'])} |")
+        lines += [f"### {fig}", ""]
+        rows = [[_md_cell(r["claim"]), _md_cell(r["source"]), f"**{r['verdict']}**", _md_cell(r["measured"]),
+                 _md_cell(r["reason"])] for _, r in sub.iterrows()]
+        frame = pd.DataFrame(rows, columns=["claim", "source", "verdict", "measured", "reason"], dtype=object)
+        lines += frame.to_markdown(index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
         notes = [c.notes for c in CLAIMS if c.figure == fig and c.notes
                  and c.key in set(sub["key"])]
         for n in dict.fromkeys(notes):

@@ -8,13 +8,20 @@ from pathlib import Path
 import pandas as pd
 
 from labeldp_sim.stats.fit import summarize_by
-from labeldp_sim.report.figures import markdown_table, mean_ci_grid, write_figure
+from labeldp_sim.report.figures import mean_ci_grid, write_figure
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.kclass.claims import CLAIMS, check_claims, claims_markdown, load_summaries, load_trials
 from labeldp_sim.papers.kclass.families import GaussianCircle
 from labeldp_sim.papers.kclass.methods import method_classes
 
 __all__ = ["summarize_kclass", "write_kclass", "summarize_digits", "write_digits", "write_claims"]
+
+
+def _table(header: list, rows: list) -> list:
+    """Lines of a Markdown pipe table through pandas: every cell as its text, a bare | escaped."""
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in rows]
+    return pd.DataFrame(cells, columns=[str(h) for h in header], dtype=object).to_markdown(
+        index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
 
 
 def _bayes(spec) -> dict:
@@ -57,9 +64,8 @@ def write_kclass(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -
 
     grid = mean_ci_grid(summary, "K", "method", spec.K_values, spec.methods)
     lines = [f"# {spec.name}: accuracy (mean ± 95% CI half-width, {spec.trials} trials)", ""]
-    lines += markdown_table(["K", "Bayes", *(labels[m] for m in spec.methods)],
-                            [[K, f"{bayes[K]:.3f}", *(grid[K, m] for m in spec.methods)]
-                             for K in spec.K_values])
+    lines += _table(["K", "Bayes", *(labels[m] for m in spec.methods)],
+                    [[K, f"{bayes[K]:.3f}", *(grid[K, m] for m in spec.methods)] for K in spec.K_values])
     own = [c for c in CLAIMS if c.figure == spec.name]
     lines += ["", claims_markdown(check_claims({spec.name: summary}, own, trials={spec.name: trials}))]
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
@@ -81,8 +87,8 @@ def write_digits(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -
     lines = [f"# kclass_digits: test accuracy on scikit-learn digits (K = 10, kNN k = {spec.k}, "
              f"{spec.splits} random {1 - spec.test_fraction:.0%}/{spec.test_fraction:.0%} splits; "
              "mean ± 95% CI half-width)", ""]
-    lines += markdown_table(["method", *(f"ε = {e:g}" for e in eps)],
-                            [[method_classes()[m].label, *(grid[m, e] for e in eps)] for m in spec.methods])
+    lines += _table(["method", *(f"ε = {e:g}" for e in eps)],
+                    [[method_classes()[m].label, *(grid[m, e] for e in eps)] for m in spec.methods])
     atomic_write(out / "accuracy.md", lambda p: p.write_text("\n".join(lines) + "\n"))
 
 

@@ -67,13 +67,15 @@ class RatesKind(ExperimentKind):
         return {"summary": summary, "fits": fit_rates(summary, spec.cell, spec.tol, spec.min_points)}
 
     def write(self, spec, trials, analysis, out: Path) -> None:
+        from labeldp_sim.papers.table1.parameters import parameters_text, spec_parameters
         from labeldp_sim.report.figures import plot_rates
 
         summary, fits = analysis["summary"], analysis["fits"]
         atomic_write(out / "trials.csv", lambda p: trials.to_csv(p, index=False))
         atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
         atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-        write_figure(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name))
+        subtitle = parameters_text(spec_parameters(spec))
+        write_figure(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name, subtitle=subtitle))
 
     def write_shared(self, directory: Path) -> None:
         from labeldp_sim.papers.table1.report import write_table1

@@ -6,4 +6,5 @@ stored trials valid.
 """
 
 PRESENTATION_MODULES = ("__init__.py", "paper.py", "audit.py", "fit.py", "kind.py", "law_free/__init__.py", "law_free/fit.py",
-                        "law_free/plots.py", "law_free/table.py", "law_free/matrices.py", "report.py", "site.py")
+                        "law_free/plots.py", "law_free/table.py", "law_free/matrices.py", "parameters.py", "report.py",
+                        "site.py")

@@ -11,26 +11,45 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from labeldp_sim.report.figures import write_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
+from labeldp_sim.papers.table1.parameters import config_parameters, parameters_text  # noqa: E402
 from labeldp_sim.papers.table1.theory import CELLS  # noqa: E402
 
-__all__ = ["write_table1", "plot_exponents"]
+__all__ = ["write_table1", "plot_exponents", "run_text"]
 
 
 def _fmt(x, digits=3):
     return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
+def _config(directory: Path) -> dict:
+    """A run's resolved config (its ``config.yaml``), {} when it has none (a hand-made folder)."""
+    try:
+        return yaml.safe_load((directory / "config.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+
+
+def _run_columns(directory: Path, prefix: str = "") -> dict:
+    """The mechanism, estimator and family parameters of the run in ``directory`` (``prefix`` for the
+    law-free columns), and ``parameters``, the family's alone: the key that pairs a law-tied row with
+    the law-free row of the same family (β = 0.5 is another row than β = 1)."""
+    params = config_parameters(_config(directory))
+    return {f"{prefix}mechanism": params.get("mechanism", ""), f"{prefix}estimator": params.get("estimator", ""),
+            "parameters": parameters_text(params, components=False)}
+
+
 def _load_fits(results_dir: Path) -> pd.DataFrame:
     fits = []
     for fit_csv in sorted(results_dir.glob("*/fit.csv")):
         frame = pd.read_csv(fit_csv)
-        if len(frame):
-            fits.append(frame)
+        if len(frame) and "cell" in frame:  # another paper's experiment has no Table I cell
+            fits.append(frame.assign(**_run_columns(fit_csv.parent)))
     if not fits:
-        return pd.DataFrame(columns=["cell", "experiment"])
+        return pd.DataFrame(columns=["cell", "experiment", "parameters"])
     fits = pd.concat(fits, ignore_index=True)
     if "statement" not in fits:
         fits["statement"] = "Table I"
@@ -46,85 +65,103 @@ def _cell_fits(fits: pd.DataFrame, name: str) -> pd.DataFrame:
     return mine
 
 
-def write_table1(results_dir: Path) -> pd.DataFrame:
-    """``table1.csv`` and ``table1.md`` from every ``<experiment>/fit.csv`` present.
+# law-free fit.csv (its rows of M, one per statement of the exponent) -> table1.csv
+LAW_FREE_COLUMNS = {"deep_slope": "law_free_slope", "deep_ci_low": "law_free_ci_low",
+                    "deep_ci_high": "law_free_ci_high", "deep_window_lo": "law_free_window_lo",
+                    "deep_window_hi": "law_free_window_hi", "prev_slope": "law_free_prev_slope",
+                    "slope": "law_free_whole_slope", "tol": "law_free_tol", "verdict": "law_free_verdict",
+                    "reason": "law_free_note", "entries": "law_free_entries", "ci_method": "law_free_ci_method"}
+LAW_FREE_TEXT = ("law_free_verdict", "law_free_note", "law_free_entries", "law_free_ci_method", "law_free_experiment",
+                 "law_free_mechanism", "law_free_estimator")
+LAW_FREE_VERDICTS = ("consistent", "inconsistent", "inconclusive", "pre-asymptotic")
+# what a Table I row is: its cell, where it was measured, which statement of the exponent, which family
+ROW_KEY = ["cell", "axis", "d", "statement", "parameters"]
+STATEMENT_COLUMNS = ("primary", "theory", "theory_formula", "theory_source")
+LAW_TIED_COLUMNS = ("experiment", "mechanism", "estimator", "fixed", "slope", "se", "ci_low", "ci_high", "tol",
+                    "verdict", "points", "x_min", "x_max")
 
-    One row per (cell, axis, d, statement) for every cell of the registry;
-    cells without results appear once as "not run".  For cells whose exponent
-    the paper states in more than one way, a section says which statement the
-    data support.  Also draws ``exponents_<task>.png``.
+
+def _law_free_fits(minimax_dir: Path) -> pd.DataFrame:
+    """The law-free rows: each ``minimax/<cell>/fit.csv``'s fits of M (deepest window), one per statement."""
+    rows = []
+    for fit_csv in sorted(minimax_dir.glob("*/fit.csv")):
+        frame = pd.read_csv(fit_csv, dtype={"reason": str, "entries": str, "ci_method": str})
+        if not {"cell", "quantity"} <= set(frame.columns):  # another kind's run (user-level) under minimax/
+            continue
+        frame = frame[frame.quantity == "M"]
+        if frame.empty:
+            continue
+        frame = frame.reindex(columns=[*ROW_KEY[:4], *STATEMENT_COLUMNS, *LAW_FREE_COLUMNS])
+        frame = frame.rename(columns=LAW_FREE_COLUMNS).assign(
+            law_free_experiment=fit_csv.parent.relative_to(minimax_dir.parent).as_posix(),
+            **_run_columns(fit_csv.parent, "law_free_"))
+        rows.append(frame)
+    if not rows:
+        return pd.DataFrame(columns=[*ROW_KEY, *STATEMENT_COLUMNS, *LAW_FREE_COLUMNS.values()])
+    found = pd.concat(rows, ignore_index=True)
+    found["d"] = found["d"].astype(int)
+    return found
+
+
+def write_table1(results_dir: Path) -> pd.DataFrame:
+    """``table1.csv`` and ``table1.md`` from every ``<experiment>/fit.csv`` and ``minimax/<cell>/fit.csv`` present.
+
+    One row per (cell, axis, d, statement, family parameters) that a law-tied or a law-free run
+    measured, the two side by side where both did; every other cell of the registry appears once
+    as "not run".  Each row names the runs' mechanism, estimator and family parameters (read
+    from their ``config.yaml``), so that a row of a run with other settings than the committed
+    ones says so.  For cells whose exponent the paper states in more than one way, a section
+    says which statement the data support.  Also draws ``exponents_<task>.png``.
     """
     results_dir = Path(results_dir)
     fits = _load_fits(results_dir)
+    tied = [_cell_fits(fits, name) for name in CELLS]
+    tied = pd.concat([t for t in tied if len(t)], ignore_index=True) if any(len(t) for t in tied) else None
+    free = _law_free_fits(results_dir / "minimax")
+    if tied is not None:
+        tied = tied.reindex(columns=[*ROW_KEY, *STATEMENT_COLUMNS, *LAW_TIED_COLUMNS])
+        tied["d"] = tied["d"].astype(int)
+        measured = tied.merge(free, on=ROW_KEY, how="outer", suffixes=("", "_free"))
+        for column in STATEMENT_COLUMNS:  # the same statement's theory, whichever run states it
+            measured[column] = measured[column].where(measured[column].notna(), measured.pop(f"{column}_free"))
+    else:
+        measured = free.reindex(columns=[*free.columns, *LAW_TIED_COLUMNS])
+    order = {name: i for i, name in enumerate(CELLS)}
     rows = []
     for name, cell in CELLS.items():
-        mine = _cell_fits(fits, name)
         base = {"cell": name, "task": cell.task, "family": cell.family, "privacy": str(cell.privacy),
                 "rate": cell.rate}
-        if not len(mine):
-            rows.append({**base, "axis": "", "d": np.nan, "verdict": "not run"})
+        mine = measured[measured.cell == name]
+        if mine.empty:
+            rows.append({**base, "primary": True, "verdict": "not run"})
             continue
-        for _, fit in mine.sort_values(["axis", "d", "primary"], ascending=[True, True, False]).iterrows():
-            rows.append({**base, **{k: fit.get(k) for k in (
-                "experiment", "axis", "d", "beta", "gamma", "p", "fixed", "statement", "primary",
-                "theory", "theory_formula", "theory_source", "slope", "se", "ci_low", "ci_high",
-                "tol", "verdict", "points", "x_min", "x_max")}})
-    table = _with_law_free(pd.DataFrame(rows), results_dir / "minimax" / "table.csv")
+        mine = mine.assign(primary=mine.primary.fillna(True).astype(bool))
+        mine = mine.sort_values(["axis", "d", "parameters", "primary"], ascending=[True, True, True, False])
+        rows += [{**base, **row} for row in mine.drop(columns="cell").to_dict("records")]
+    columns = [*("cell", "task", "family", "privacy", "rate"), *ROW_KEY[1:], *STATEMENT_COLUMNS, *LAW_TIED_COLUMNS,
+               "law_free_experiment", "law_free_mechanism", "law_free_estimator", *LAW_FREE_COLUMNS.values()]
+    table = pd.DataFrame(rows).reindex(columns=columns)
+    table = table.sort_values("cell", key=lambda s: s.map(order), kind="stable", ignore_index=True)
+    for column in ("verdict", *LAW_FREE_TEXT):
+        # object first: a column no run filled is all-NaN float, which takes no text
+        table[column] = table[column].astype(object).fillna("not run" if column in ("verdict", "law_free_verdict")
+                                                            else "")
     atomic_write(results_dir / "table1.csv", lambda p: table.to_csv(p, index=False))
     atomic_write(results_dir / "table1.md", lambda p: p.write_text(_table1_markdown(table)))
     for task in ("classification", "regression"):
-        part = table[(table.task == task) & (table.verdict != "not run")]
+        part = table[(table.task == task) & ((table.verdict != "not run") | (table.law_free_verdict != "not run"))]
         if len(part):
             write_figure(results_dir / f"exponents_{task}.png",
                          lambda p, part=part, task=task: plot_exponents(part, p, task))
     return table
 
 
-LAW_FREE_COLUMNS = {"M_slope": "law_free_slope", "M_ci_low": "law_free_ci_low",
-                    "M_ci_high": "law_free_ci_high", "window_lo": "law_free_window_lo",
-                    "window_hi": "law_free_window_hi", "prev_slope": "law_free_prev_slope",
-                    "whole_slope": "law_free_whole_slope", "verdict": "law_free_verdict",
-                    "reason": "law_free_note", "theorem7_verdict": "law_free_theorem7",
-                    "entries": "law_free_entries", "ci_method": "law_free_ci_method"}
-LAW_FREE_TEXT = ("law_free_verdict", "law_free_note", "law_free_theorem7", "law_free_entries", "law_free_ci_method")
-LAW_FREE_VERDICTS = ("consistent", "inconsistent", "inconclusive", "pre-asymptotic")
-
-
-def _with_law_free(table: pd.DataFrame, minimax_csv: Path) -> pd.DataFrame:
-    """Table I rows with the law-free fit of M beside them (SPEC §5a), where one was run.
-
-    The law-free verdict is the headline, taken on the **deepest window**
-    (:mod:`labeldp_sim.stats.windows`): its slope, CI and window ends, the previous
-    window's slope and the whole-range slope beside them.  The law-tied slope
-    (instance and tuning following the law) stays as a construction check.
-    """
-    if "primary" not in table:
-        table["primary"] = True
-    for column in LAW_FREE_COLUMNS.values():
-        table[column] = "" if column in LAW_FREE_TEXT else np.nan
-    if not minimax_csv.exists() or not len(table):
-        return table
-    text = {k: str for k in ("reason", "theorem7_verdict", "entries", "ci_method")}
-    law_free = pd.read_csv(minimax_csv, dtype=text).fillna({k: "" for k in text})
-    for _, lf in law_free.iterrows():
-        rows = (table.cell == lf.cell) & (table.axis == lf.axis) & (table.d == lf.d)
-        for source, column in LAW_FREE_COLUMNS.items():
-            value = lf.get(source, "" if column in LAW_FREE_TEXT else np.nan)  # a table.csv of an older run
-            if column == "law_free_verdict":
-                # the Theorem 7 rows of the central regression cells take the law-free test of that statement
-                table.loc[rows & table.primary.fillna(True).astype(bool), column] = value
-                table.loc[rows & ~table.primary.fillna(True).astype(bool), column] = lf.theorem7_verdict
-            else:
-                table.loc[rows, column] = value
-    return table
-
-
 def _window(row) -> str:
-    """`` (ε 1e-06–1e-05)``: the deepest window a law-free slope was read on ("" if none)."""
+    """``ε 1e-06–1e-05``: the deepest window a law-free slope was read on ("" if none)."""
     low, high = row.get("law_free_window_lo"), row.get("law_free_window_hi")
     if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
         return ""
-    return f" ({'N' if row.axis == 'N' else 'ε'} {low:.2g}–{high:.2g})"
+    return f"{'N' if row.axis == 'N' else 'ε'} {low:.2g}–{high:.2g}"
 
 
 def _fit_range(row) -> str:
@@ -132,54 +169,82 @@ def _fit_range(row) -> str:
     low, high = row.get("x_min"), row.get("x_max")
     if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
         return ""
-    return f"{row.axis} {low:.2g}–{high:.2g} ({int(row.points)} points)"
+    return f"{'N' if row.axis == 'N' else 'ε'} {low:.2g}–{high:.2g} ({int(row.points)} points)"
+
+
+def run_text(row) -> str:
+    """The run(s) behind a row: mechanism, estimator (the law-free run's, then the law-tied run's where
+    it differs) and the family parameters, e.g. ``laplace_cube, cube_mean; β = 0.5``."""
+    runs = []
+    for prefix in ("law_free_", ""):
+        mechanism, estimator = row.get(f"{prefix}mechanism"), row.get(f"{prefix}estimator")
+        if isinstance(mechanism, str) and mechanism:
+            runs.append(f"{mechanism}, {estimator}")
+    words = "; ".join(dict.fromkeys(runs))
+    parameters = row.get("parameters")
+    return words + (f"; {parameters}" if isinstance(parameters, str) and parameters else "")
+
+
+MARKDOWN_INTRO = (
+    "Two modes (docs/table1.md, \"Law-tied and law-free\").  **Law-free** (the verdict, SPEC §5a): the "
+    "worst admitted instance against an **oracle-tuned** estimator on fixed geometric grids, "
+    "no exponent of the theory in either; its slope of M = min max risk is the headline.  "
+    "**Law-tied** (a construction check): instance scale and tuning follow the cell's bandwidth "
+    "law, so its slope can only confirm that law: a weighted least-squares slope of log risk on "
+    "log N or log ε over its whole range, with Monte-Carlo standard errors, verdict by equivalence "
+    "test (**consistent** when the 95% CI lies inside theory ± tol, **inconsistent** when it lies "
+    "outside, **inconclusive** otherwise).  The law-free slope is **local**: that of the deepest "
+    "window (`law_free.window_decades`, 2 decades by default; finest oracle bandwidth) of "
+    "`minimax/table.md`, its 95% CI an OLS "
+    "interval from the residual error (the grids' discreteness and curvature in the window, AR(1)-"
+    "inflated) where the risks are exact expectations, a Birge-inflated WLS interval where they are "
+    "Monte Carlo; it is **consistent** only when that CI lies inside theory ± tol and the previous "
+    "window's slope agrees with it (within the CI of their difference), **pre-asymptotic** when it "
+    "does not (the slope still moves), **inconsistent** when the CI lies outside theory ± tol and the "
+    "previous window agrees.  Each row names the mechanism, estimator and family parameters of the runs "
+    "that measured it.  Law-free columns say \"not run\" where `make minimax` has not run that cell and d, "
+    "law-tied ones where `make sweep` has not.  Generated by `labeldp_sim.report`.")
+
+
+def _interval_text(slope, low, high) -> str:
+    return "" if pd.isna(slope) else f"{_fmt(slope)} [{_fmt(low)}, {_fmt(high)}]"
+
+
+def _markdown_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of table1.md, each cell a string (pandas renders the Markdown)."""
+    rows = []
+    for _, r in table.iterrows():
+        measured = r.verdict != "not run" or r.law_free_verdict != "not run"
+        label = "" if not measured or bool(r.primary) else f" *({r.statement})*"
+        window = _window(r)
+        rows.append({
+            "cell": f"`{r.cell}`{label}", "privacy": r.privacy, "rate (Table I)": r.rate,
+            "axis": r.axis if measured else "", "d": f"{int(r.d)}" if measured else "",
+            "run": run_text(r) if measured else "",
+            "theory slope": f"{r.theory_formula} = {_fmt(r.theory)}" if measured else "",
+            "law-free slope [95% CI], deepest window": (
+                _interval_text(r.law_free_slope, r.law_free_ci_low, r.law_free_ci_high)
+                + (f" ({window})" if window else "")),
+            "**law-free verdict**": f"**{r.law_free_verdict}**",
+            "law-tied slope [95% CI]": _interval_text(r.slope, r.ci_low, r.ci_high),
+            "law-tied check": r.verdict, "law-tied fit range": _fit_range(r),
+            "theory source": r.theory_source if measured and isinstance(r.theory_source, str) else ""})
+    return pd.DataFrame(rows)
 
 
 def _table1_markdown(table: pd.DataFrame) -> str:
-    lines = ["# Table I, measured", "",
-             "Two modes (docs/table1.md, \"Law-tied and law-free\").  **Law-free** (the verdict, SPEC §5a): the "
-             "worst admitted instance against an **oracle-tuned** estimator on fixed geometric grids, "
-             "no exponent of the theory in either; its slope of M = min max risk is the headline.  "
-             "**Law-tied** (a construction check): instance scale and tuning follow the cell's bandwidth "
-             "law, so its slope can only confirm that law: a weighted least-squares slope of log risk on "
-             "log N or log ε over its whole range, with Monte-Carlo standard errors, verdict by equivalence "
-             "test (**consistent** when the 95% CI lies inside theory ± tol, **inconsistent** when it lies "
-             "outside, **inconclusive** otherwise).  The law-free slope is **local**: that of the deepest "
-             "window (`law_free.window_decades`, 2 decades by default; finest oracle bandwidth) of "
-             "`results/minimax/table.md`, its 95% CI an OLS "
-             "interval from the residual error (the grids' discreteness and curvature in the window, AR(1)-"
-             "inflated) where the risks are exact expectations, a Birge-inflated WLS interval where they are "
-             "Monte Carlo; it is **consistent** only when that CI lies inside theory ± tol and the previous "
-             "window's slope agrees with it (within the CI of their difference), **pre-asymptotic** when it "
-             "does not (the slope still moves), **inconsistent** when the CI lies outside theory ± tol and the "
-             "previous window agrees.  "
-             "Law-free columns are empty where `make minimax` has not run that cell and d.  Generated by "
-             "`labeldp_sim.report`.",
-             "", "| cell | privacy | rate (Table I) | axis | d | theory slope | law-free slope [95% CI], "
-             "deepest window | **law-free verdict** | law-tied slope [95% CI] | law-tied check | "
-             "law-tied fit range | theory source |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        if r.verdict == "not run":
-            lines.append(f"| `{r.cell}` | {r.privacy} | {r.rate} | | | | | not run | | | | |")
-            continue
-        label = "" if bool(r.primary) else f" *({r.statement})*"
-        law_free = r.get("law_free_verdict", "")
-        law_free = law_free if isinstance(law_free, str) and law_free else "not run"
-        lines.append(
-            f"| `{r.cell}`{label} | {r.privacy} | {r.rate} | {r.axis} ({r.fixed}) | {int(r.d)} "
-            f"| {r.theory_formula} = {_fmt(r.theory)} "
-            f"| {_fmt(r.get('law_free_slope'))} [{_fmt(r.get('law_free_ci_low'))}, "
-            f"{_fmt(r.get('law_free_ci_high'))}]{_window(r)} | **{law_free}** "
-            f"| {_fmt(r.slope)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.verdict} "
-            f"| {_fit_range(r)} | {r.theory_source} |")
-    primary = table[(table.verdict != "not run") & (table.primary.fillna(True).astype(bool))]
+    rows = _markdown_rows(table)
+    rows = rows.apply(lambda column: column.str.replace("|", r"\|", regex=False))  # a "|" would split a cell
+    lines = ["# Table I, measured", "", MARKDOWN_INTRO, "", rows.to_markdown(index=False, tablefmt="pipe", disable_numparse=True), ""]
+    measured = table[(table.verdict != "not run") | (table.law_free_verdict != "not run")]
+    primary = measured[measured.primary.fillna(True).astype(bool)]
     law_free = primary[primary.law_free_verdict.astype(str).isin(LAW_FREE_VERDICTS)]
+    tied = primary[primary.verdict != "not run"]
     counts = law_free.law_free_verdict.value_counts()
-    lines += ["", "**Verdicts, law-free (Table I statements, deepest windows):** "
+    lines += ["**Verdicts, law-free (Table I statements, deepest windows):** "
               + (", ".join(f"{v}: {n}" for v, n in counts.items()) or "not run yet (`make minimax`)"),
               "", "Law-tied construction check (all d): "
-              + (", ".join(f"{v}: {n}" for v, n in primary.verdict.value_counts().items()) or "none yet"),
+              + (", ".join(f"{v}: {n}" for v, n in tied.verdict.value_counts().items()) or "none yet"),
               ""]
     # a consistent row's note only repeats its two windows; the others say what was ruled out
     notes = primary[(primary.law_free_note.astype(str).str.len() > 0) & (primary.law_free_verdict != "consistent")]
@@ -187,7 +252,7 @@ def _table1_markdown(table: pd.DataFrame) -> str:
         lines += ["Law-free notes:", ""]
         lines += [f"- `{r.cell}` {r.axis} d={int(r.d)}: {r.law_free_note}" for _, r in notes.iterrows()]
         lines.append("")
-    lines += _statements_section(table)
+    lines += _statements_section(measured)
     return "\n".join(lines)
 
 
@@ -200,7 +265,7 @@ def _statements_section(table: pd.DataFrame) -> list:
     """
     if "statement" not in table:
         return []
-    multi = table[(table.verdict != "not run")].groupby(["cell", "axis", "d"]).statement.nunique()
+    multi = table.groupby(["cell", "axis", "d", "parameters"], dropna=False).statement.nunique()
     multi = multi[multi > 1]
     if not len(multi):
         return []
@@ -233,26 +298,33 @@ def _statements_section(table: pd.DataFrame) -> list:
 
 
 def plot_exponents(table: pd.DataFrame, path: Path, task: str) -> None:
-    """Measured slope ± 95% CI against the theory exponent, per cell and axis, across d."""
+    """Measured slope (95% CI) against the theory exponent, per cell and axis, across d: the law-free
+    slope (deepest window, the verdict's) filled, the law-tied one hollow, each where it was run."""
     cells = list(dict.fromkeys(table.cell))
     ncols = min(5, len(cells))
     nrows = int(np.ceil(len(cells) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 3.0 * nrows), squeeze=False,
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 3.2 * nrows), squeeze=False,
                              sharey=False)
     colors = {"N": "tab:blue", "eps": "tab:orange"}
+    several = table.parameters.fillna("").nunique() > 1
     for ax, cell in zip(axes.ravel(), cells):
         part = table[table.cell == cell]
-        for axis, group in part.groupby("axis"):
+        for (axis, parameters), group in part.groupby(["axis", part.parameters.fillna("")]):
+            color = colors.get(axis, "k")
+            name = f"log {_axis_symbol(axis)}" + (f", {parameters}" if several and parameters else "")
             primary = group[group.primary.fillna(True).astype(bool)].sort_values("d")
-            offset = -0.08 if axis == "N" else 0.08
-            ax.errorbar(primary.d + offset, primary.slope,
-                        yerr=[primary.slope - primary.ci_low, primary.ci_high - primary.slope],
-                        fmt="o", color=colors.get(axis, "k"), capsize=3, label=f"measured, log {axis}")
-            ax.plot(primary.d, primary.theory, "x--", color=colors.get(axis, "k"), alpha=0.7,
-                    label=f"Table I, log {axis}")
+            for columns, offset, style, mode in ((("law_free_slope", "law_free_ci_low", "law_free_ci_high"), -0.08,
+                                                  {"fmt": "o"}, "law-free"),
+                                                 (("slope", "ci_low", "ci_high"), 0.08,
+                                                  {"fmt": "s", "mfc": "none"}, "law-tied")):
+                slope, low, high = (primary[c].astype(float) for c in columns)
+                if slope.notna().any():
+                    ax.errorbar(primary.d + offset, slope, yerr=[slope - low, high - slope], color=color,
+                                capsize=3, label=f"{mode}, {name}", **style)
+            ax.plot(primary.d, primary.theory, "x--", color=color, alpha=0.8, zorder=3, label=f"Table I, {name}")
             for statement, alt in group[~group.primary.fillna(True).astype(bool)].groupby("statement"):
                 alt = alt.sort_values("d")
-                ax.plot(alt.d, alt.theory, "+:", color="gray", label=statement)
+                ax.plot(alt.d, alt.theory, "+:", color="gray", zorder=3, label=statement)
         ax.set_title(cell, fontsize=9)
         ax.set_xlabel("d")
         ax.set_xticks(sorted(part.d.dropna().unique().astype(int)))
@@ -261,7 +333,12 @@ def plot_exponents(table: pd.DataFrame, path: Path, task: str) -> None:
     for ax in axes.ravel()[len(cells):]:
         ax.axis("off")
     axes[0][0].set_ylabel("slope of log risk")
-    fig.suptitle(f"Table I exponents, {task}: measured (95% CI) vs theory", fontsize=11)
+    fig.suptitle(f"Table I exponents, {task}: measured slope (95% CI; filled law-free, deepest window; "
+                 "hollow law-tied) vs theory", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _axis_symbol(axis: str) -> str:
+    return "N" if axis == "N" else "ε"

@@ -36,7 +36,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from labeldp_sim.stats.fit import fit_slope, verdict  # noqa: E402
-from labeldp_sim.report.figures import markdown_table, plot_rates, write_figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from labeldp_sim.report.figures import hollow_handle, plot_rates, wrap_title, write_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.stats.windows import ols_slope  # noqa: E402
 from labeldp_sim.papers.userlevel.theory import RATES, SLIPS, TABLE1_ROWS, expected_slope, rate_arguments  # noqa: E402
@@ -258,6 +260,13 @@ def _f(x, digits=3):
     return "—" if not np.isfinite(x) else f"{x:.{digits}f}"
 
 
+def pipe_table(header: list, rows: list) -> list:
+    """Lines of a Markdown pipe table through pandas: every cell as its text (``str``), a bare | escaped."""
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in rows]
+    return pd.DataFrame(cells, columns=[str(h) for h in header], dtype=object).to_markdown(
+        index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
+
+
 # What Table 1 asks of each row beyond the n and m axes, and why a part is not run yet (issue 21, item 2).
 # A part that some results file covers is shown as measured; these reasons show only where none does.
 NOT_RUN = {
@@ -350,7 +359,7 @@ def _at_a_glance(fits: pd.DataFrame, free: pd.DataFrame) -> list:
         lf = free[free.table1_row == row.key] if len(free) else free
         rows.append([row.task, row.entry] + [_glance_cell(row.key, key, fits if key == "item" else tied, lf)
                                              for key, _ in GLANCE_PARTS])
-    return lines + markdown_table(header, rows) + [""]
+    return lines + pipe_table(header, rows) + [""]
 
 
 def write_table1(base: Path) -> pd.DataFrame:
@@ -388,7 +397,7 @@ def write_table1(base: Path) -> pd.DataFrame:
             continue
         entry = next((r.entry for r in TABLE1_ROWS if r.task == task), "")
         lines += [f"## {task}" + (f": {entry}" if entry else ""), ""]
-        lines += markdown_table(header, [
+        lines += pipe_table(header, [
             [r.experiment, r.estimator, r.family + ("" if r.minimax_hard else " (fixed)"), r.axis,
              r.d if r.axis != "d" else "swept", r.fixed,
              f"{_f(r.slope)} [{_f(r.ci_low)}, {_f(r.ci_high)}]", _f(r.theory), f"{r.rate} ({r.rate_source})",
@@ -412,7 +421,7 @@ def _baselines_section(fits: pd.DataFrame) -> list:
     words = {"alg1": "Algorithm 1 (−1 expected)", "naive": "naive user mean + Laplace (0)",
              "one_sample": "P1b, one sample per user (0)", "item": "P1a, item-level ε/m on every sample (+1)"}
     lines = ["## Why Algorithm 1 matters: slopes in m", ""]
-    lines += markdown_table(["experiment", "estimator", "m-slope [95% CI]", "expected", "verdict"], [
+    lines += pipe_table(["experiment", "estimator", "m-slope [95% CI]", "expected", "verdict"], [
         [r.experiment, words[r.estimator], f"{_f(r.slope)} [{_f(r.ci_low)}, {_f(r.ci_high)}]", _f(r.theory),
          r.verdict] for r in m_fits.itertuples()])
     return lines + ["", "See `error_vs_m.png`.", ""]
@@ -428,20 +437,24 @@ def _plot_error_vs_m(base: Path) -> None:
     fig, axes = plt.subplots(1, part.experiment.nunique(), figsize=(6 * part.experiment.nunique(), 4.2),
                              squeeze=False)
     for ax, (name, exp) in zip(axes[0], part.groupby("experiment")):
+        flagged = False
         for est, group in exp.groupby("estimator"):
             ok = group.in_regime.astype(bool)
             line = ax.errorbar(group.m[ok], group["mean"][ok], yerr=1.96 * group.se[ok], marker="o", capsize=3,
                                label=est)
             if (~ok).any():
+                flagged = True
                 ax.errorbar(group.m[~ok], group["mean"][~ok], yerr=1.96 * group.se[~ok], fmt="o", mfc="none",
                             color=line[0].get_color(), alpha=0.6)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("m (samples per user)")
-        ax.set_ylabel("E(μ̂−μ)²")
-        ax.set_title(f"{name}: n = {int(exp.n.iloc[0])}, ε = {exp.eps.iloc[0]:g} (hollow: flagged)", fontsize=9)
+        ax.set_ylabel("E(μ̂−μ)²  (95% error bars)")
+        ax.set_title(wrap_title(f"{name}: n = {int(exp.n.iloc[0])}, ε = {exp.eps.iloc[0]:g}", 5.6, 10), fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        handles, _ = ax.get_legend_handles_labels()
+        ax.legend(handles=handles + ([hollow_handle("hollow: flagged (left out of the fits)")] if flagged else []),
+                  fontsize=8)
     fig.tight_layout()
     write_figure(base / "error_vs_m.png", lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
@@ -461,11 +474,15 @@ def _plot_exponents(fits: pd.DataFrame, path: Path) -> None:
                     color=colors.get(r.verdict, "tab:orange"), capsize=2)
         ax.annotate(f"{r.experiment}/{r.estimator}/{r.axis}", (r.theory, r.slope), fontsize=5, alpha=0.7)
     lo, hi = min(ok.theory.min(), ok.ci_low.min()) - 0.2, max(ok.theory.max(), ok.ci_high.max()) + 0.2
-    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="measured = stated")
     ax.set_xlabel("expected local slope of the stated rate")
     ax.set_ylabel("measured slope (95% CI)")
-    ax.set_title("papers/003: exponents, measured vs stated\n(green consistent or upper bound respected, "
-                 "orange inconclusive, red inconsistent or violated)", fontsize=8)
+    # the colour key in a legend: a second title line of it was wider than the figure
+    key = [Line2D([], [], ls="none", marker="o", color=c, label=t) for c, t in (
+        ("tab:green", "consistent or upper bound respected"), ("tab:orange", "inconclusive"),
+        ("tab:red", "inconsistent or upper bound violated"))]
+    ax.legend(handles=key + ax.get_legend_handles_labels()[0], fontsize=7, loc="upper left")
+    ax.set_title("papers/003: exponents, measured vs stated", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     write_figure(path, lambda p: fig.savefig(p, dpi=110))

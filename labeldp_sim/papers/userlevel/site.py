@@ -11,19 +11,49 @@ import pandas as pd
 
 from labeldp_sim.report.site import Layout, Section, register_layout, register_section
 from labeldp_sim.report.html import fmt, interval, is_true, markdown_html, markdown_section, table
+from labeldp_sim.report.verdicts import SlopeColumns, slope_verdicts
 
 __all__ = []
 
 BASE = "userlevel"
 
+def _fit_verdicts(columns):
+    """The verdicts of a user-level page: every row of its fit.csv, each against its rate (primary
+    rows are the minimax verdicts, the others check an upper bound one-sidedly)."""
+    def verdicts(site, exp):
+        relative = (exp.path / "fit.csv").as_posix()
+        return slope_verdicts(site.read_csv(relative), columns, site.sources(relative, from_site=True))
+    return verdicts
+
+
+def _describe(config) -> str:
+    node = config.get("userlevel") if isinstance(config.get("userlevel"), dict) else {}
+    family = node.get("family") if isinstance(node.get("family"), dict) else {}
+    estimators = node.get("estimators")
+    names = list(estimators) if isinstance(estimators, (dict, list)) else []
+    return ", ".join(filter(None, [str(family.get("name", "")), *map(str, names)]))
+
+
 register_layout(Layout("userlevel", figures=(("rate", "error against the swept axis, fitted and bound slopes"),),
                        tables=(("fit.csv", "Fits (one row per estimator, axis and rate)"),
-                               ("summary.csv", "Points (mean error per grid point)"))))
+                               ("summary.csv", "Points (mean error per grid point)")),
+                       verdicts=_fit_verdicts(SlopeColumns(
+                           labels=("estimator", "axis", "d"), statement="rate_source",
+                           ci_text="How the 95% CI is formed: weighted least squares on the Monte-Carlo standard "
+                                   "errors, t quantile, Birge-inflated.")),
+                       describe=_describe))
 register_layout(Layout("userlevel_minimax",
                        figures=(("convergence", "M against the swept axis and the local slope of its windows"),),
                        tables=(("fit.csv", "Fits (deepest window against each rate)"),
                                ("windows.csv", "Windows (local slopes)"),
-                               ("points.csv", "Points (M, the worst scale and the oracle constant per point)"))))
+                               ("points.csv", "Points (M, the worst scale and the oracle constant per point)")),
+                       verdicts=_fit_verdicts(SlopeColumns(
+                           slope="deep_slope", ci_low="deep_ci_low", ci_high="deep_ci_high",
+                           window=("deep_lo", "deep_hi"), window_name="deepest window",
+                           labels=("estimator", "axis", "d"), statement="rate_source",
+                           ci_text="How the 95% CI is formed: OLS on exact entries, residual standard error "
+                                   "× AR(1) factor, t quantile.")),
+                       describe=_describe))
 
 
 def _primary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +120,9 @@ def _section(site):
         parts.append("<details><summary>Figures</summary>" + "".join(figures) + "</details>")
     summary = ("law-free: " + ", ".join(f"{n} {v}" for v, n in _primary(free).verdict.value_counts().items())
                if free is not None else "")
-    return Section("User-level Table 1 (papers/003)", "".join(parts), anchor="userlevel", summary=summary)
+    absent = text is None and free is None and site.read_csv(f"{BASE}/table1.csv") is None
+    return Section("User-level Table 1 (papers/003)", "".join(parts), anchor="userlevel",
+                   summary="missing" if absent else summary, absent=absent)
 
 
-register_section(40, _section)
+register_section(40, _section, "userlevel", "User-level Table 1 (papers/003)", "userlevel")

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import atomic_write
@@ -38,6 +39,12 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|")
 
 
+def _table(header: list, rows: list) -> list:
+    """Lines of a Markdown pipe table of the cells as given (already text), through pandas."""
+    return pd.DataFrame(rows, columns=header, dtype=object).to_markdown(
+        index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
+
+
 def _markdown(results, draws, seed, alpha, seconds):
     real = [r for r in results if r.kind == MECHANISM]
     careless = [r for r in results if r.kind == CARELESS]
@@ -61,40 +68,37 @@ def _markdown(results, draws, seed, alpha, seconds):
         "",
         "## Mechanisms",
         "",
-        "| mechanism | privacy | neighbours | black-box pair | claimed ε | exact loss | ε_lower | verdict |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in real:
-        lines.append(f"| {r.mechanism} | {r.privacy} | {_cell(r.neighbours)} | {_cell(r.pair)} | "
-                     f"{r.claimed_eps:g} | {_num(r.exact_loss)} | {_num(r.eps_lower)} | {r.verdict} |")
+    lines += _table(["mechanism", "privacy", "neighbours", "black-box pair", "claimed ε", "exact loss", "ε_lower",
+                     "verdict"],
+                    [[r.mechanism, r.privacy, _cell(r.neighbours), _cell(r.pair), f"{r.claimed_eps:g}",
+                      _num(r.exact_loss), _num(r.eps_lower), r.verdict] for r in real])
     if mutants:
-        lines += ["", "## Planted mutants (test fixtures of the audit)", "",
-                  "| mutant | of | what is broken | privacy | claimed ε | exact loss | ε_lower | caught by "
-                  "| verdict |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for r in mutants:
-            lines.append(f"| {r.mechanism} | {r.kind.removeprefix('mutant of ')} | {_cell(r.broken)} | "
-                         f"{r.privacy} | {r.claimed_eps:g} | {_num(r.exact_loss)} | {_num(r.eps_lower)} | "
-                         f"{r.caught_by or '—'} | {r.verdict} |")
+        lines += ["", "## Planted mutants (test fixtures of the audit)", ""]
+        lines += _table(["mutant", "of", "what is broken", "privacy", "claimed ε", "exact loss", "ε_lower",
+                         "caught by", "verdict"],
+                        [[r.mechanism, r.kind.removeprefix("mutant of "), _cell(r.broken), r.privacy,
+                          f"{r.claimed_eps:g}", _num(r.exact_loss), _num(r.eps_lower), r.caught_by or "—",
+                          r.verdict] for r in mutants])
     if careless:
         lines += ["", "## Careless inputs refused at the mechanism boundary", "",
                   "Each row runs a call a careless caller could make. It must raise one line naming the "
                   "argument (**refused**); **ACCEPTED** (the call ran) or **WRONG ERROR** (a traceback, or a "
-                  "line naming another argument) fails the audit.", "",
-                  "| case | of | careless input | verdict | what the caller sees |", "|---|---|---|---|---|"]
-        lines += [f"| {r.mechanism} | {_of(r)} | {_cell(r.broken)} | {r.verdict} | `{_cell(r.message)}` |"
-                  for r in careless]
+                  "line naming another argument) fails the audit.", ""]
+        lines += _table(["case", "of", "careless input", "verdict", "what the caller sees"],
+                        [[r.mechanism, _of(r), _cell(r.broken), r.verdict, f"`{_cell(r.message)}`"]
+                         for r in careless])
     if caps:
         lines += ["", "## ε caps: the loss realised on the 2^-53 grid of uniforms", "",
                   "A mechanism that compares `rng.random()` (multiples of 2^-53) with a probability p draws "
                   "with probability ⌈p·2^53⌉/2^53, not p. Each row builds the class at ε over a sweep up to "
                   "its cap (`max_epsilon`), computes the exact loss of the grid-rounded law, and bounds the "
                   "rounding at the cap (the bound grows with ε, so it covers every smaller ε). The cap "
-                  f"**holds** when cap + worst excess ≤ cap + {TOL:g}.", "",
-                  "| ε cap of | privacy | cap | cap + worst excess | verdict | worst excess seen, rounding bound |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {r.mechanism} | {r.privacy} | {r.claimed_eps:g} | {_num(r.exact_loss, 12)} | {r.verdict} | "
-                  f"{_cell(r.message)} |" for r in caps]
+                  f"**holds** when cap + worst excess ≤ cap + {TOL:g}.", ""]
+        lines += _table(["ε cap of", "privacy", "cap", "cap + worst excess", "verdict",
+                         "worst excess seen, rounding bound"],
+                        [[r.mechanism, r.privacy, f"{r.claimed_eps:g}", _num(r.exact_loss, 12), r.verdict,
+                          _cell(r.message)] for r in caps])
     if limitations:
         lines += ["", "## Known, stated limitation: floating-point low-order bits (Mironov 2012)", "",
                   "Not a failure of the audit. These are simulation mechanisms: they draw from the papers' "
@@ -103,13 +107,12 @@ def _markdown(results, draws, seed, alpha, seconds):
                   "events on the sign, binade and last mantissa bit of the first output coordinate; "
                   "ε_lower > ε measures the leak. Do not release real data with these mechanisms: use a "
                   "floating-point-safe library (e.g. OpenDP's discrete Laplace). docs/audit.md: \"Privacy: threat "
-                  "model and what the audit covers\".", "",
-                  "| mechanism | privacy | claimed ε | ε_lower (low-order bits) | draws | verdict |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {r.mechanism} | {r.privacy} | {r.claimed_eps:g} | {_num(r.eps_lower)} | {r.draws:,} | "
-                  f"{r.verdict} |" for r in limitations]
-    lines += ["", "## Exact checks", "", "| mechanism | method |", "|---|---|"]
-    lines += [f"| {r.mechanism} | {_cell(r.exact_method)} |" for r in real + caps]
+                  "model and what the audit covers\".", ""]
+        lines += _table(["mechanism", "privacy", "claimed ε", "ε_lower (low-order bits)", "draws", "verdict"],
+                        [[r.mechanism, r.privacy, f"{r.claimed_eps:g}", _num(r.eps_lower), f"{r.draws:,}", r.verdict]
+                         for r in limitations])
+    lines += ["", "## Exact checks", ""]
+    lines += _table(["mechanism", "method"], [[r.mechanism, _cell(r.exact_method)] for r in real + caps])
     lines += ["", f"Draws per input: {draws:,} (of each of D and D'). "
               "An audit can refute a privacy claim, never prove one: the exact check is only as good "
               "as the law methods and the neighbours enumerated, and ε_lower only bounds the loss "

@@ -372,6 +372,10 @@ def write_law_free(spec, trials: pd.DataFrame, points: pd.DataFrame, fits: pd.Da
     """fit.csv, points.csv, heatmap.png, rate.png and convergence.png of one cell (trials stay in the store)."""
     atomic_write(out / "points.csv", lambda p: points.to_csv(p, index=False))
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-    write_figure(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, spec.name))
-    write_figure(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, spec.name, spec.estimator.tuning))
-    write_figure(out / "convergence.png", lambda p: plot_convergence(fits, p, spec.name))
+    from labeldp_sim.papers.table1.parameters import parameters_text, spec_parameters
+    from labeldp_sim.report.figures import figure_title
+
+    title = figure_title(spec.name, parameters_text(spec_parameters(spec)))
+    write_figure(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, title))
+    write_figure(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, title, spec.estimator.tuning))
+    write_figure(out / "convergence.png", lambda p: plot_convergence(fits, p, title))

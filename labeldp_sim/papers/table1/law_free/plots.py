@@ -2,11 +2,14 @@
 
 * ``rate.png``: M, S and the law-tied value against N or ε, one panel per
   (axis, d); points left out of the fits of M (optimum on a grid edge,
-  pre-asymptotic) are hollow, the Table I exponent is drawn through the
-  deepest window.
+  pre-asymptotic) are hollow, the Table I exponent is drawn over the data
+  through the deepest window; the legend says what hollow and shaded mean.
 * ``heatmap.png``: log10 R over (G_inst, tuning) at T*, a panel per point
-  (at most ``HEATMAP_COLUMNS`` points per d, evenly spread), the worst
-  instance per tuning and the minimax entry marked.
+  (at most ``HEATMAP_COLUMNS`` points per d, evenly spread, at most four
+  ticks per axis), the worst instance per tuning and the minimax entry marked.
+
+Every title names the run and its parameters (``title``, from
+:mod:`labeldp_sim.papers.table1.parameters`) and is wrapped to its figure's width.
 * ``convergence.png`` (issue 20, item 3): per (axis, d), the local slope of
   log M over each window of ``law_free.window_decades`` decades (:mod:`labeldp_sim.stats.windows`) against the
   window's geometric centre, with its 95 % CI, the theory's exponent and its
@@ -28,14 +31,27 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from matplotlib.image import NonUniformImage  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator  # noqa: E402
 
 from labeldp_sim.papers.table1.law_free.matrices import point_matrices  # noqa: E402
+from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, log_minor_labels, wrap_title  # noqa: E402
 
 __all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
 
-HEATMAP_COLUMNS = 8
-_POWER = FuncFormatter(lambda v, _: f"{10 ** v:.3g}")  # tick labels of a log10 axis
+# Four panels per d, each about 3.3 in wide, keep the tick labels legible (issue 33: eight made
+# 24 panels of 5 px labels); both ends of the sweep stay in view (_spread).
+HEATMAP_COLUMNS = 4
+HEATMAP_TICKS = 3  # at most this many intervals, so 4 ticks, per heat-map axis
+HOLLOW_M = "hollow: left out of the fits of M (grid edge or pre-asymptotic)"
+
+
+def _power(v, _):
+    """Tick label of a log10 axis: 10^k at whole decades, the value itself in between."""
+    return f"$10^{{{int(round(v))}}}$" if np.isclose(v, round(v)) else f"{10 ** v:.2g}"
+
+
+_POWER = FuncFormatter(_power)
 
 
 def _bounds(v: np.ndarray) -> tuple:
@@ -57,7 +73,9 @@ def _primary(fits: pd.DataFrame, axis: str, d, quantity: str) -> pd.Series | Non
 def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str) -> None:
     """M, S and the law-tied value against the axis, one panel per (axis, d)."""
     groups = list(points.groupby(["axis", "d"], sort=True))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
+    # the legend (up to six long entries) sits below each panel: inside, it hid the M curve or the
+    # deepest window, whichever corner it took
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 5.4), squeeze=False)
     # M last, on top: at a dense sweep the three curves overlap
     styles = {"law_tied": ("^", "C2", "law-tied"), "S": ("s", "C1", "S = max at the law's tuning"),
               "M": ("o", "C0", "M = min max (oracle tuning)")}
@@ -79,35 +97,60 @@ def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, ti
                 ax.errorbar(x[hollow], y[hollow], yerr=1.96 * se[hollow], fmt=marker, mfc="none", color=color,
                             capsize=3, ms=size, alpha=0.6)
         f = _primary(fits, axis, d, "M")
+        extra = []
         if f is not None and np.isfinite(f.get("deep_window_lo", np.nan)):
             inside = (x >= f.deep_window_lo) & (x <= f.deep_window_hi) & ~left_out
             centre = np.exp(np.mean(np.log(x[inside])))
             anchor = np.exp(np.mean(np.log(group.M.to_numpy()[inside])))
             xs = np.geomspace(x.min(), x.max(), 20)
-            ax.plot(xs, anchor * (xs / centre) ** f.theory, "k--", alpha=0.6,
-                    label=f"Table I {f.theory:.3f} through the deepest window [{f.verdict}]")
+            ax.plot(xs, anchor * (xs / centre) ** f.theory, "k--", lw=1.3, alpha=0.85, dashes=(4, 2),
+                    zorder=THEORY_ZORDER, gid="theory",
+                    label=f"theory (Table I) {f.theory:.3f} through the deepest window [{f.verdict}]")
             ax.axvspan(f.deep_window_lo, f.deep_window_hi, color="C3", alpha=0.08)
+            extra.append(Patch(color="C3", alpha=0.15, label="shaded: the deepest window"))
+        if left_out.any():
+            extra.append(hollow_handle(HOLLOW_M))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        log_minor_labels(ax.xaxis)
         ax.set_xlabel(_axis_label(axis))
         ax.set_ylabel("excess risk")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
-        ax.set_title(f"{title} law-free, log {_axis_label(axis)}, d={d}", fontsize=8)
-    fig.suptitle("hollow: left out of the fits of M (grid edge or pre-asymptotic); shaded: the deepest window",
-                 fontsize=8)
+        handles, _ = ax.get_legend_handles_labels()
+        ax.legend(handles=handles + extra, fontsize=7, title="deepest-window slope, 95% CI", title_fontsize=7,
+                  loc="upper center", bbox_to_anchor=(0.5, -0.15))
+        ax.set_title(f"law-free, log {_axis_label(axis)}, d={d}", fontsize=9)
+    width = 5.2 * len(groups)
+    fig.suptitle(wrap_title(title, width - 0.4, 10), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
-    """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked."""
+    """log10 mean R over (G_inst, tuning) at T*, a panel per point, rows by d; minimax path marked.
 
+    At most :data:`HEATMAP_COLUMNS` points per d (evenly spread, both ends kept), at most
+    ``HEATMAP_TICKS + 1`` ticks per axis, so that each panel stays about 3 in wide with 7 pt labels.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        The matrix entries of the run (one row per point × instance × tuning × replicate).
+    points : pandas.DataFrame
+        One row per point: axis, d, N, eps, opt_T.
+    path : Path
+        The file written (its suffix picks the format).
+    title : str
+        The figure's title (the run's name and parameters).
+    tune_col : str
+        The estimator's tuning column.
+    """
     rows = sorted(points.d.unique())
     shown = {d: _spread(points[points.d == d], HEATMAP_COLUMNS) for d in rows}
     ncols = max(len(part) for part in shown.values())
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(2.6 * ncols, 2.5 * len(rows)), squeeze=False)
+    width = max(3.4 * ncols, 6.0)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(width, 3.0 * len(rows) + 0.6), squeeze=False)
     for a in axes.ravel():
         a.set_visible(False)
     by_point = dict(tuple(trials.groupby(["axis", "d", "N", "eps"], sort=False)))
@@ -137,19 +180,34 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
             worst = np.argmax(mean, axis=0)
             ax.plot(x, y[worst], "w.-", lw=0.8, ms=3)
             j = int(np.argmin(mean.max(axis=0)))
-            ax.plot(x[j], y[worst[j]], "r*", ms=9)
-            ax.xaxis.set_major_formatter(_POWER)
-            ax.yaxis.set_major_formatter(_POWER)
-            ax.tick_params(labelsize=5)
-            ax.set_xlabel(f"{mats['tune_col']} (oracle, log scale)", fontsize=6)
-            ax.set_ylabel("G_inst", fontsize=6)
-            label = f"N={pt.N:.2g}" if pt.axis == "N" else f"ε={pt.eps:.2g}"
-            ax.set_title(f"d={d} {pt.axis} sweep, {label}", fontsize=7)
-            fig.colorbar(image, ax=ax, shrink=0.7).ax.tick_params(labelsize=5)
-    fig.suptitle(f"{title}: log10 R (white: worst instance per tuning; red star: minimax)", fontsize=8)
+            ax.plot(x[j], y[worst[j]], "r*", ms=10, mec="k", mew=0.4)
+            for axis_, edges in ((ax.xaxis, x_edges), (ax.yaxis, y_edges)):
+                axis_.set_major_locator(_decade_locator(*edges))
+                axis_.set_major_formatter(_POWER)
+            ax.tick_params(labelsize=7)
+            ax.set_xlabel(f"{mats['tune_col']} (oracle tuning)", fontsize=8)
+            ax.set_ylabel("G_inst (instance)", fontsize=8)
+            label = f"N = {pt.N:.2g}" if pt.axis == "N" else f"ε = {pt.eps:.2g}"
+            ax.set_title(f"d={d}, {_axis_label(pt.axis)} sweep: {label}", fontsize=9)
+            bar = fig.colorbar(image, ax=ax, shrink=0.85, pad=0.03)
+            bar.locator = MaxNLocator(nbins=4)
+            bar.update_ticks()
+            bar.ax.tick_params(labelsize=7)
+    fig.suptitle(wrap_title(f"{title}: log10 mean R at the optimal clip level T*\n"
+                            "white: the worst instance per tuning; red star: the minimax entry", width - 0.4, 10),
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _decade_locator(lo: float, hi: float):
+    """Ticks of a log10 axis over [lo, hi]: every k-th whole decade, at most HEATMAP_TICKS + 1 of them,
+    where the span holds two decades or more (labels then read 10^k); MaxNLocator's below that."""
+    decades = int(np.floor(hi)) - int(np.ceil(lo)) + 1
+    if decades < 2:
+        return MaxNLocator(nbins=HEATMAP_TICKS)
+    return MultipleLocator(int(np.ceil(decades / (HEATMAP_TICKS + 1))))
 
 
 def _spread(frame: pd.DataFrame, most: int) -> pd.DataFrame:
@@ -165,7 +223,9 @@ def plot_convergence(fits: pd.DataFrame, path: Path, title: str) -> None:
     keys = sorted({(r.axis, int(r.d)) for _, r in verdicts.iterrows()})
     axes_names = sorted({a for a, _ in keys})
     dims = sorted({d for _, d in keys})
-    fig, axes = plt.subplots(len(axes_names), len(dims), figsize=(4.6 * len(dims), 3.6 * len(axes_names)),
+    # one panel alone would leave the two-line title no room
+    width = max(4.6 * len(dims), 6.0)
+    fig, axes = plt.subplots(len(axes_names), len(dims), figsize=(width, 3.6 * len(axes_names) + 0.5),
                              squeeze=False)
     for a in axes.ravel():
         a.set_visible(False)
@@ -174,8 +234,9 @@ def plot_convergence(fits: pd.DataFrame, path: Path, title: str) -> None:
         ax.set_visible(True)
         _convergence_panel(ax, fits, axis, d)
     decades = float(verdicts.window_decades.iloc[0]) if "window_decades" in verdicts and len(verdicts) else 1.0
-    fig.suptitle(f"{title}, law-free: local slope of log M over {decades:g}-decade windows (95% CI; exact "
-                 "entries: OLS residual error × AR(1) factor, Monte Carlo: WLS/Birge)", fontsize=8)
+    fig.suptitle(wrap_title(f"{title}, law-free: local slope of log M over {decades:g}-decade windows\n"
+                            "95% CI: exact entries OLS residual error × AR(1) factor; Monte Carlo WLS/Birge",
+                            width - 0.4, 9), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -186,7 +247,7 @@ def _convergence_panel(ax, fits: pd.DataFrame, axis: str, d: int) -> None:
     wins = fits[(fits.quantity == "M_window") & (fits.axis == axis) & (fits.d == d)].sort_values("window_centre")
     theory, tol = float(f.theory), float(f.tol)
     ax.axhspan(theory - tol, theory + tol, color="0.85", zorder=0, label=f"theory {theory:.3f} ± {tol:g}")
-    ax.axhline(theory, color="k", lw=1)
+    ax.axhline(theory, color="k", lw=1, zorder=THEORY_ZORDER, gid="theory")
     others = fits[(fits.quantity == "M") & (fits.axis == axis) & (fits.d == d) & ~fits.primary.astype(bool)]
     for _, o in others.iterrows():
         ax.axhline(o.theory, color="0.4", ls=":", lw=1, label=f"{o.statement} {o.theory:.3f}")

@@ -104,10 +104,14 @@ HEADER = [
     "**inconclusive**.  The whole-range slope is extra information (it mixes the "
     "pre-asymptotic start in).  Convergence diagrams: `<cell>/convergence.png`.",
     "",
-    "| cell | axis | d | entries | Table I | deepest window | M slope [95% CI] | ± | previous | verdict | "
-    "whole range | S | law-tied | h*_est slope (law) | Theorem 7 | note |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
+COLUMNS = ["cell", "axis", "d", "entries", "Table I", "deepest window", "M slope [95% CI]", "±", "previous", "verdict",
+           "whole range", "S", "law-tied", "h*_est slope (law)", "Theorem 7", "note"]
+
+
+def _cell(text) -> str:
+    """Text for a Markdown table cell: a bare | would end the cell."""
+    return str(text).replace("|", "\\|")
 
 
 def write_minimax_table(base: Path) -> pd.DataFrame:
@@ -115,14 +119,17 @@ def write_minimax_table(base: Path) -> pd.DataFrame:
     table = minimax_table(base)
     atomic_write(base / "table.csv", lambda p: table.to_csv(p, index=False))
     lines = list(HEADER)
+    rows = []
     for _, r in table.iterrows():
         h = f"{_f(r.h_est_slope, 2)} ({_f(r.law_h_exponent, 2)})"
         entries = "exact" if str(r.entries) == "exact" else "MC"
-        lines.append(f"| {r.cell} | {r.axis} | {r.d} | {entries} | {_f(r.theory)} | "
-                     f"{_window(r.window_lo, r.window_hi)} | {_f(r.M_slope)} [{_f(r.M_ci_low)}, {_f(r.M_ci_high)}] | "
-                     f"{_f(r.M_ci_half_width)} | {_f(r.prev_slope)} | {r.verdict} | {_f(r.whole_slope)} | "
-                     f"{_f(r.S_slope)} | {_f(r.law_tied_slope)} | {h} | {r.theorem7_verdict or ''} | "
-                     f"{r.reason or ''} |")
+        rows.append([_cell(c) for c in (
+            r.cell, r.axis, r.d, entries, _f(r.theory), _window(r.window_lo, r.window_hi),
+            f"{_f(r.M_slope)} [{_f(r.M_ci_low)}, {_f(r.M_ci_high)}]", _f(r.M_ci_half_width), _f(r.prev_slope),
+            r.verdict, _f(r.whole_slope), _f(r.S_slope), _f(r.law_tied_slope), h, r.theorem7_verdict or "",
+            r.reason or "")])
+    lines += pd.DataFrame(rows, columns=COLUMNS, dtype=object).to_markdown(
+        index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
     counts = table.verdict.value_counts().to_dict()
     decisive = table.verdict.isin(["consistent", "inconsistent"]) & (table.M_ci_half_width <= DECISIVE_HALF_WIDTH)
     lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())),

@@ -45,10 +45,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from labeldp_sim.stats.fit import verdict  # noqa: E402
-from labeldp_sim.report.figures import markdown_table, write_figure  # noqa: E402
+from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, wrap_title, write_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.stats.windows import verdict_reason, window_fits, window_verdict  # noqa: E402
-from labeldp_sim.papers.userlevel.report import BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict  # noqa: E402
+from labeldp_sim.papers.userlevel.report import (BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict,  # noqa: E402
+                                                 pipe_table)
 from labeldp_sim.papers.userlevel.theory import RATES, expected_slope, rate_arguments  # noqa: E402
 
 __all__ = ["analyse", "write_law_free", "write_law_free_table", "WINDOW_DECADES", "LAW_FREE_DIR"]
@@ -176,39 +177,90 @@ def _beside(v: str, kind: str) -> str:
     return f"{kind} rate beside the verdict"
 
 
-def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Path) -> None:
-    """M against each swept axis (hollow: ruled out), the deepest and previous windows' lines."""
+def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Path,
+                     fits: pd.DataFrame | None = None) -> None:
+    """M against each swept axis: the deepest and previous windows' fits and the theory slope.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        One row per (axis, point): M and its ``flag`` (non-empty: ruled out, drawn hollow).
+    windows : pandas.DataFrame
+        The windows' local slopes, with the ``deepest`` and ``previous`` flags.
+    spec
+        The experiment (name, estimator, family).
+    path : Path
+        The PNG written (the SVG beside it).
+    fits : pandas.DataFrame or None
+        :func:`analyse`'s fits: the primary rate's ``theory`` (its local slope over the deepest
+        window), drawn over the data through the deepest window's centre; none: no theory line.
+    """
     axes_ = list(dict.fromkeys(points.axis))
-    fig, axs = plt.subplots(1, len(axes_), figsize=(5.2 * len(axes_), 4.2), squeeze=False)
+    width = 5.2 * len(axes_)
+    fig, axs = plt.subplots(1, len(axes_), figsize=(width, 4.4), squeeze=False)
     for ax, axis in zip(axs[0], axes_):
-        for d, part in points[points.axis == axis].groupby("d"):
+        extra = {}
+        panel = points[points.axis == axis]
+        for d, part in panel.groupby("d"):
+            # "d = …" in the fits' and theory's labels only where the panel holds several d
+            tag = f", d = {d}" if panel.d.nunique() > 1 else ""
             ok = part.flag == ""
-            line = ax.plot(part[axis][ok], part.M[ok], "o-", ms=3, label=f"d = {d}")[0]
-            ax.plot(part[axis][~ok], part.M[~ok], "o", mfc="none", color=line.get_color())
+            line = ax.plot(part[axis][ok], part.M[ok], "o-", ms=3, label=f"M, d = {d}")[0]
+            if (~ok).any():
+                ax.plot(part[axis][~ok], part.M[~ok], "o", mfc="none", color=line.get_color())
+                extra["hollow"] = hollow_handle("hollow: ruled out (oracle tuning on the grid's edge)")
             win = windows[(windows.axis == axis) & (windows.d == d)] if len(windows) else windows
             for _, w in win[win.deepest | win.previous].iterrows():
                 sel = part[(part[axis] >= w.window_lo) & (part[axis] <= w.window_hi) & ok]
                 x = sel[axis].to_numpy(float)
                 y0 = np.exp(np.mean(np.log(sel.M)) - w.slope * np.mean(np.log(x)))
-                ax.plot(x, y0 * x ** w.slope, "k-" if w.deepest else "k:", lw=1.2)
+                ax.plot(x, y0 * x ** w.slope, "k-" if w.deepest else "k:", lw=1.2,
+                        label=f"{'deepest' if w.deepest else 'previous'} window fit {w.slope:.3f}{tag}")
+            _theory_line(ax, axis, part[ok], _primary_fit(fits, axis, d), tag)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel({"eps": "ε", "n": "n (users)", "m": "m (samples per user)"}[axis])
         ax.set_ylabel("M = min over tuning of max over instances")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{spec.name}: {spec.estimator_name} on {spec.family_name} (law-free; solid: deepest window, "
-                 "dotted: previous; hollow: ruled out)", fontsize=9)
+        handles, _ = ax.get_legend_handles_labels()
+        ax.legend(handles=handles + list(extra.values()), fontsize=7, title="theory: through the deepest window",
+                  title_fontsize=7)
+    fig.suptitle(wrap_title(f"{spec.name}: {spec.estimator_name} on {spec.family_name}, law-free", width - 0.4, 10),
+                 fontsize=10)
     fig.tight_layout()
     write_figure(path, lambda p: fig.savefig(p, dpi=110))
     plt.close(fig)
+
+
+def _primary_fit(fits: pd.DataFrame | None, axis: str, d) -> pd.Series | None:
+    """The verdict's row (the first rate) of (axis, d), or None."""
+    if fits is None or fits.empty:
+        return None
+    rows = fits[(fits.axis == axis) & (fits.d == d) & fits.primary.astype(bool)]
+    return rows.iloc[0] if len(rows) else None
+
+
+def _theory_line(ax, axis: str, usable: pd.DataFrame, f: pd.Series | None, tag: str) -> None:
+    """The primary rate's slope through the deepest window's geometric centre (M and the axis), drawn
+    over the data (as Table I's law-free figures do); nothing without a deepest window."""
+    if f is None or not np.isfinite(f.theory) or not np.isfinite(f.deep_lo):
+        return
+    x_all = usable[axis].to_numpy(float)
+    inside = (x_all >= f.deep_lo) & (x_all <= f.deep_hi)
+    if not inside.any():
+        return
+    centre = np.exp(np.mean(np.log(x_all[inside])))
+    anchor = np.exp(np.mean(np.log(usable.M.to_numpy(float)[inside])))
+    xs = np.geomspace(x_all.min(), x_all.max(), 20)
+    ax.plot(xs, anchor * (xs / centre) ** f.theory, "--", color="C3", lw=1.4, dashes=(4, 2), zorder=THEORY_ZORDER,
+            gid="theory", label=f"theory {f.theory:.3f} ({f.rate}){tag} [{f.verdict}]")
 
 
 def write_law_free(spec, entries: pd.DataFrame, points, windows, fits, out: Path) -> None:
     atomic_write(out / "points.csv", lambda p: points.to_csv(p, index=False))
     atomic_write(out / "windows.csv", lambda p: windows.to_csv(p, index=False))
     atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
-    plot_convergence(points, windows, spec, out / "convergence.png")
+    plot_convergence(points, windows, spec, out / "convergence.png", fits)
 
 
 def _f(x, digits=3):
@@ -252,6 +304,6 @@ def write_law_free_table(base: Path) -> pd.DataFrame:
                      _f(r.prev_slope) if r.primary else "", f"{r.rate} ({r.rate_kind})", _f(r.theory),
                      r.verdict if r.primary else f"({r.verdict})", f"{r.points}/{r.points_total}" if r.primary else "",
                      r.reason if isinstance(r.reason, str) else ""])
-    lines += markdown_table(header, rows)
+    lines += pipe_table(header, rows)
     atomic_write(base / "table.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return fits
