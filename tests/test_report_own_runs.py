@@ -152,3 +152,16 @@ def test_an_unreadable_file_is_an_error_on_its_page_and_the_command_fails(law_fr
     index = (folder / INDEX).read_text()
     assert "table1.csv could not be read" in _text(_section(index, "table1"))
     assert "is not there" not in _section(index, "table1")  # an unreadable file is not a missing one
+
+
+def test_a_run_in_a_folder_of_its_own_is_listed_with_its_verdicts(tmp_path):
+    """A run with non-default settings writes <experiment>/<overrides>/ (docs/cli.md): the index lists it
+    under other runs with its verdict sentences, and no table claims it as the cell's."""
+    _copy(LAW_FREE, tmp_path / "minimax" / "reg_label_cdp" / "distribution.beta=0.5", **{"distribution.beta": 0.5})
+    counts = write_site(tmp_path)
+    index = (tmp_path / INDEX).read_text()
+    assert counts["errors"] == [] and counts["missing"] == []
+    others = _text(_section(index, "other-runs"))
+    assert "minimax/reg_label_cdp/distribution.beta=0.5" in others and "β = 0.5" in others
+    assert "against Theorem 7" in others and "inconsistent" in others
+    assert "Table I (papers/000)" in index.split("Not in this folder")[1].split("</p>")[0]

@@ -108,19 +108,12 @@ def _bench_section(site: Site) -> Section:
     return Section("Benchmarks", html_body, anchor="bench", summary=meta[0] if meta else "")
 
 
-def _nested(site: Site, relative: str) -> bool:
-    """Whether an experiment's folder lies inside another's: a run with non-default settings or a job of
-    a multirun (``<experiment>/<overrides>/``), not one of the folder's own cells."""
-    parts = relative.split("/")
-    return any("/".join(parts[:i]) in site.experiments for i in range(1, len(parts)))
-
-
 def _other_runs_section(site: Site) -> Section | None:
     """Runs in their own folders (non-default settings, multirun jobs): each with its settings and verdicts,
     since the tables of the papers' sections hold only the folder's own cells."""
     from labeldp_sim.report.site import layout_of
 
-    others = [(relative, exp) for relative, exp in site.experiments.items() if _nested(site, relative)]
+    others = [(relative, exp) for relative, exp in site.experiments.items() if exp.own_folder]
     if not others:
         return None
     items, counts = [], {}

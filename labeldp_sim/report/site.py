@@ -170,6 +170,12 @@ class Experiment:
         return "current" if self.recorded == self.current else "stale"
 
     @property
+    def own_folder(self) -> bool:
+        """Whether the run has a folder of its own, named from its overrides (non-default settings, a
+        multirun job) rather than its experiment's: its numbers are in no table of the folder."""
+        return self.path.name != self.name
+
+    @property
     def page(self) -> str:
         """The page's file name inside ``site/``."""
         return "exp-" + "--".join(self.path.parts) + ".html"
@@ -223,7 +229,7 @@ class Site:
                 self.missing.append(relative)
             except (OSError, ValueError, UnicodeDecodeError) as err:
                 # there but unreadable: not "missing"; the section that wanted it shows this error
-                raise UnreadableFile(f"{self.path_of(relative)} could not be read: {first_line(err)}") from err
+                raise UnreadableFile(f"{relative} could not be read: {first_line(err)}") from err
         return self._csv[relative]
 
     def read_text(self, relative: str) -> str | None:
@@ -279,8 +285,9 @@ class Site:
         return (self.results / relative).as_posix()
 
     def packages(self) -> set:
-        """The paper packages that made the experiments of this folder."""
-        return {exp.package for exp in self.experiments.values() if exp.package}
+        """The paper packages whose runs fill the tables of this folder (a run in a folder of its own
+        fills none)."""
+        return {exp.package for exp in self.experiments.values() if exp.package and not exp.own_folder}
 
     def missing_file(self, relative: str, how: str) -> str:
         return (f'<p class="missing-file">{badge("missing")} <code>{esc(self.path_of(relative))}</code> is not there: '
