@@ -71,6 +71,8 @@ def _label(row, labels: tuple) -> str:
             continue
         if name == "axis":
             words.append(f"slope on log {AXES.get(value, value)}")
+        elif isinstance(value, str):  # a name (an estimator) says itself
+            words.append(value)
         else:
             words.append(f"{name} = {fmt(value)}")
     return ", ".join(words)

@@ -22,7 +22,7 @@ def _claim_verdicts(site, exp):
     part = frame[frame.figure == exp.name] if frame is not None and "figure" in frame else None
     if part is None or part.empty:
         return None
-    rows = [Verdict(str(r.verdict), esc(f"{r.claim} ({r.source}) {str(r.reason).capitalize()}."))
+    rows = [Verdict(str(r.verdict), esc(f"{r.claim} ({r.source}) {str(r.reason)[:1].upper()}{str(r.reason)[1:]}."))
             for r in part.itertuples()]
     return Verdicts(rows, esc("Each claim of papers/002 about this figure, with the paired difference of "
                               "accuracies and its 95% CI (its table folds below)."), site.sources(relative, from_site=True))
