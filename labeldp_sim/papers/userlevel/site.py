@@ -108,8 +108,9 @@ def _section(site):
         parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
     else:
         parts.append(site.missing_file(relative, "make sweep writes it"))
+    # the glance above states each row's verdict: the law-free rows with their slopes open on a click
     parts.append(_rows(site, f"{BASE}/law_free/table.csv", "make minimax writes it", LAW_FREE_HEADING,
-                       _law_free_rows))
+                       _law_free_rows, folded=True))
     free = site.read_csv(f"{BASE}/law_free/table.csv")  # read above: the same frame
     parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows,
                        folded=True))
