@@ -38,6 +38,7 @@ CASES = [
     # --- distribution
     ("dist-beta-not-a-number", [LDP, "distribution.beta=abc"], "distribution.beta"),
     ("dist-beta-out-of-range", [LDP, "distribution.beta=1.5"], "distribution.beta"),
+    ("dist-gamma-beta-above-1", [LDP, "distribution.beta=2"], "distribution.beta"),
     ("dist-gamma-inf", [LDP, "distribution.gamma=inf"], "distribution.gamma"),
     ("dist-gamma-beta-above-d", [LDP, "distribution.gamma=3", "grid.d=[1,2]"], "distribution.gamma"),
     ("dist-h_scale-inf", [LDP, "distribution.h_scale=inf"], "distribution.h_scale"),

@@ -21,6 +21,19 @@ def _run(args, tmp_path, command=None):
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+def _in_process(args, tmp_path, monkeypatch) -> int:
+    """``labeldp-sim ARGS paths.results_dir=TMP`` in this process (a process of its own costs 2-3 s of
+    imports: kept for the tests of the command as a process); its exit status."""
+    from labeldp_sim.app import main
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        main([*args, f"paths.results_dir={tmp_path}"])
+    except SystemExit as exit_info:
+        return int(exit_info.code or 0)
+    return 0
+
+
 def test_experiment_writes_the_output_contract(tmp_path):
     proc = _run(["experiment=cls_label_ldp", *SMALL,
                  "grid.sweeps.N.values=[100000,1000000,10000000]",
@@ -48,9 +61,9 @@ def test_experiment_writes_the_output_contract(tmp_path):
     assert "Table I, measured" in (tmp_path / "table1.md").read_text()
 
 
-def test_multirun_runs_each_experiment(tmp_path):
-    proc = _run(["-m", "experiment=cls_nonprivate,cls_label_cdp", *SMALL, "grid.d=[1]"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_multirun_runs_each_experiment(tmp_path, monkeypatch):
+    assert _in_process(["-m", "experiment=cls_nonprivate,cls_label_cdp", *SMALL, "grid.d=[1]"], tmp_path,
+                       monkeypatch) == 0
     assert (tmp_path / "cls_nonprivate" / "fit.csv").exists()
     assert (tmp_path / "cls_label_cdp" / "fit.csv").exists()
 
@@ -64,18 +77,7 @@ def test_console_script(tmp_path):
     assert (tmp_path / "cls_full_cdp" / "rate.png").exists()
 
 
-@pytest.mark.parametrize("args,key", [
-    (["experiment=cls_label_ldp", "grid.sweeps.N.eps=-1"], "grid.sweeps.N.eps"),
-    (["experiment=cls_label_ldp", "mechanism=nonexistent"], "mechanism"),
-    (["experiment=cls_label_ldp", "distribution.beta=2"], "distribution.beta"),
-    (["experiment=cls_label_ldp", "mechanism=exponential"], "mechanism"),
-])
-def test_bad_input_exits_with_one_line(tmp_path, args, key):
-    proc = _run(args, tmp_path)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and key in lines[0] and "allowed" in lines[0], proc.stderr
-    assert not (tmp_path / "cls_label_ldp").exists()  # nothing computed
+# bad input through the command line: tests/test_bad_input.py (in-process, and once through a real process)
 
 
 def _stored_count(path):
@@ -111,10 +113,9 @@ def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes(tmp_path):
     assert trials.run_id.nunique() == 2  # the interrupted run's trials were reused, not recomputed
 
 
-def test_multirun_jobs_write_their_own_directories(tmp_path):
-    proc = _run(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,4", "grid.reps=10", "grid.d=[1]",
-                 "runner.n_jobs=1", "runner.progress=false"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_multirun_jobs_write_their_own_directories(tmp_path, monkeypatch):
+    assert _in_process(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,4", "grid.reps=10", "grid.d=[1]",
+                        "runner.n_jobs=1", "runner.progress=false"], tmp_path, monkeypatch) == 0
     keys = set()
     for value in (2, 4):
         out = tmp_path / "cls_label_cdp" / f"distribution.C_M={value}"
@@ -124,9 +125,10 @@ def test_multirun_jobs_write_their_own_directories(tmp_path):
     assert len(keys) == 2
 
 
-def test_a_bad_job_stops_a_multirun_before_any_job_computes(tmp_path):
-    proc = _run(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,-1", "grid.d=[1]"], tmp_path)
-    assert proc.returncode == 2 and proc.stderr.startswith("labeldp-sim: error: distribution.C_M")
+def test_a_bad_job_stops_a_multirun_before_any_job_computes(tmp_path, monkeypatch, capsys):
+    status = _in_process(["-m", "experiment=cls_label_cdp", "distribution.C_M=2,-1", "grid.d=[1]"], tmp_path,
+                         monkeypatch)
+    assert status == 2 and capsys.readouterr().err.startswith("labeldp-sim: error: distribution.C_M")
     assert not (tmp_path / "cls_label_cdp").exists() and not (tmp_path / "trials.sqlite").exists()
 
 
@@ -135,10 +137,9 @@ def test_a_bad_job_stops_a_multirun_before_any_job_computes(tmp_path):
     ("heavy_label_ldp", ["grid.sweeps.N.values=[1000,4000,16000]", "grid.sweeps.eps.values=[0.25,0.5,1.0]",
                          "grid.sweeps.eps.N=4000", "grid.reps_per_d=null"]),
 ])
-def test_regression_experiment_writes_statements_and_figures(tmp_path, experiment, grid):
-    proc = _run([f"experiment={experiment}", "grid.reps=6", "grid.d=[1,2]", "runner.n_jobs=1",
-                 "runner.progress=false", *grid], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_regression_experiment_writes_statements_and_figures(tmp_path, monkeypatch, experiment, grid):
+    assert _in_process([f"experiment={experiment}", "grid.reps=6", "grid.d=[1,2]", "runner.n_jobs=1",
+                        "runner.progress=false", *grid], tmp_path, monkeypatch) == 0
     fits = pd.read_csv(tmp_path / experiment / "fit.csv")
     trials = pd.read_csv(tmp_path / experiment / "trials.csv")
     assert trials["T"].notna().all()
@@ -152,23 +153,22 @@ def test_regression_experiment_writes_statements_and_figures(tmp_path, experimen
     assert (tmp_path / "exponents_regression.png").stat().st_size > 0
 
 
-def test_kclass_and_digits_experiments_write_their_tables(tmp_path):
-    proc = _run(["experiment=kclass_fig2b", "kclass.trials=2", "kclass.K=[2,6]", "kclass.n_test=200",
-                 "runner.n_jobs=1"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_kclass_and_digits_experiments_write_their_tables(tmp_path, capsys, monkeypatch):
+    assert _in_process(["experiment=kclass_fig2b", "kclass.trials=2", "kclass.K=[2,6]", "kclass.n_test=200",
+                        "runner.n_jobs=1"], tmp_path, monkeypatch) == 0
     summary = pd.read_csv(tmp_path / "kclass_fig2b" / "summary.csv")
     assert set(summary.method) == {"rr", "lp_2st", "alibi", "vector_approximation", "non_private"}
     assert summary.bayes_accuracy.between(0, 1).all() and (tmp_path / "kclass_fig2b" / "accuracy.png").exists()
-    proc = _run(["experiment=kclass_digits", "digits.splits=2", "digits.eps=[1,8]", "runner.n_jobs=1"],
-                tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert _in_process(["experiment=kclass_digits", "digits.splits=2", "digits.eps=[1,8]", "runner.n_jobs=1"],
+                       tmp_path, monkeypatch) == 0
     accuracy = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv")
     assert len(accuracy) == 2 * 2 * 5 and "| method |" in (tmp_path / "kclass_digits" / "accuracy.md").read_text()
     # both kinds resume from the store: a rerun with one more split computes only that split
-    proc = _run(["experiment=kclass_digits", "digits.splits=3", "digits.eps=[1,8]", "runner.n_jobs=1"],
-                tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "30 trials: 20 reused" in proc.stdout and "10 to compute" in proc.stdout
+    capsys.readouterr()
+    assert _in_process(["experiment=kclass_digits", "digits.splits=3", "digits.eps=[1,8]", "runner.n_jobs=1"],
+                       tmp_path, monkeypatch) == 0
+    out = capsys.readouterr().out
+    assert "30 trials: 20 reused" in out and "10 to compute" in out, out
     again = pd.read_csv(tmp_path / "kclass_digits" / "accuracy.csv").set_index(["seed_key", "method"])
     before = accuracy.set_index(["seed_key", "method"])
     assert (again.loc[before.index, "accuracy"] == before.accuracy).all()
@@ -187,11 +187,18 @@ BENCH = ROOT / "benchmarks" / "bench.py"
 
 
 @pytest.mark.parametrize("args", [["--bogus"], ["--draws", "0"], ["x"]])
-def test_bench_refuses_bad_arguments_in_one_line_before_measuring(tmp_path, args):
-    proc = subprocess.run([sys.executable, str(BENCH), *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
-    lines = proc.stderr.strip().splitlines()
+def test_bench_refuses_bad_arguments_in_one_line_before_measuring(tmp_path, args, capsys, monkeypatch):
+    """In this process (the script's --help below runs as a process of its own)."""
+    import runpy
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(BENCH.parent))  # as `python benchmarks/bench.py` puts its folder first
+    monkeypatch.setattr(sys, "argv", [str(BENCH), *args])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_path(str(BENCH), run_name="__main__")
+    out = capsys.readouterr()
+    assert exit_info.value.code == 2 and out.out == "", out.out
+    lines = out.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("benchmarks/bench.py: error: ") and "allowed:" in lines[0]
     assert list(tmp_path.iterdir()) == []
 

@@ -48,24 +48,6 @@ def test_every_page_opens_clean_and_the_index_has_a_screenshot(tmp_path):
     assert shot.read_bytes()[:8] == PNG
 
 
-def test_a_deleted_results_file_shows_as_missing_and_the_site_still_checks_clean(tmp_path):
-    # the summary tables and a few experiments: the pages that the deletions touch, quickly
-    results = copy_results(tmp_path / "all")
-    for directory in [p for p in results.rglob("config.yaml")]:
-        if directory.parent.name not in ("cls_label_ldp", "ul_minimax_cls", "kclass_fig2a"):
-            shutil.rmtree(directory.parent)
-    (results / "cls_label_ldp" / "rate.png").unlink(missing_ok=True)
-    (results / "cls_label_ldp" / "rate.svg").unlink(missing_ok=True)
-    (results / "userlevel" / "law_free" / "table.csv").unlink()
-    write_site(results)
-    page = (results / SITE_DIR / "exp-cls_label_ldp.html").read_text()
-    # the pages name the folder they were built from (here tmp/all), not "results/"
-    assert f"is not in <code>{results.as_posix()}/cls_label_ldp/</code>" in page
-    assert f"{results.as_posix()}/userlevel/law_free/table.csv</code> is not there" in (results / INDEX).read_text()
-    report = check_site(results / INDEX)
-    assert report.problems == [], "\n".join(report.problems)
-
-
 # what a run leaves that the report does not read: the store and the per-trial exports
 RUN_ONLY = shutil.ignore_patterns("trials.sqlite*", "trials.csv", ".*")
 # more fields in a row than in the header: pandas raises ParserError on it
@@ -91,6 +73,8 @@ def _folder(target: Path, experiments: dict[str, str]) -> Path:
 
 
 def test_a_law_free_folder_a_custom_mechanism_and_a_crashing_section_check_clean(tmp_path):
+    """Three folders unlike the committed suite, each checked in the browser: a law-free run alone, a
+    law-tied run of a custom mechanism with its figure deleted, and planted unparseable files."""
     # law-free only: one minimax experiment and nothing else
     law_free = _folder(tmp_path / "law_free", {"minimax/reg_label_cdp": "minimax/reg_label_cdp"})
     # a crashing section: the same folder with a planted table1.csv and points.csv pandas cannot parse
@@ -104,6 +88,9 @@ def test_a_law_free_folder_a_custom_mechanism_and_a_crashing_section_check_clean
     config = custom / "reg_label_cdp" / "config.yaml"
     assert "  name: laplace_cube\n" in config.read_text()
     config.write_text(config.read_text().replace("  name: laplace_cube\n", "  name: my_laplace\n"))
+    # and its figure deleted: the page shows it missing and still checks clean
+    (custom / "reg_label_cdp" / "rate.png").unlink()
+    (custom / "reg_label_cdp" / "rate.svg").unlink()
     write_table1(custom)
 
     assert write_site(law_free)["errors"] == []
@@ -133,6 +120,9 @@ def test_a_law_free_folder_a_custom_mechanism_and_a_crashing_section_check_clean
     assert len(_rows(every_row, "<td>my_laplace, cube_mean; β = 1</td>")) == 3  # d = 1, 2, 3
     lead = re.search(r'<p class="lead">(.*?)</p>', (custom / SITE_DIR / "exp-reg_label_cdp.html").read_text(), re.S)
     assert "run: my_laplace, cube_mean" in lead.group(1)
+    page = (custom / SITE_DIR / "exp-reg_label_cdp.html").read_text()
+    # the page names the folder it was built from (here tmp/custom), not "results/"
+    assert f"is not in <code>{custom.as_posix()}/reg_label_cdp/</code>" in page
 
     # the crashing sections show an error badge with the cause; the experiment's page still builds
     index = (crash / INDEX).read_text()
