@@ -165,3 +165,19 @@ def test_a_run_in_a_folder_of_its_own_is_listed_with_its_verdicts(tmp_path):
     assert "minimax/reg_label_cdp/distribution.beta=0.5" in others and "β = 0.5" in others
     assert "against Theorem 7" in others and "inconsistent" in others
     assert "Table I (papers/000)" in index.split("Not in this folder")[1].split("</p>")[0]
+
+
+def test_a_folder_of_user_level_law_free_runs_alone_builds(tmp_path):
+    """papers/003's law-free runs without a law-tied one: its table1.csv has a header and no row, and the
+    section shows the law-free rows and says the law-tied ones were not run (it raised AttributeError)."""
+    from labeldp_sim.papers.userlevel.report import write_table1 as write_userlevel_table1
+
+    law_free = RESULTS / "userlevel" / "law_free"
+    if not (law_free / "table.csv").exists():
+        pytest.skip("results/ holds no committed user-level law-free runs")
+    shutil.copytree(law_free, tmp_path / "userlevel" / "law_free", ignore=shutil.ignore_patterns(*UNREPORTED))
+    write_userlevel_table1(tmp_path / "userlevel")
+    counts = write_site(tmp_path)
+    assert counts["errors"] == []
+    section = _text(_section((tmp_path / INDEX).read_text(), "userlevel"))
+    assert "Law-free rows" in section and "consistent" in section and "not run no rows in" in section

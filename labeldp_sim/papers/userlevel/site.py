@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from labeldp_sim.report.site import Layout, Section, register_layout, register_section
-from labeldp_sim.report.html import fmt, interval, is_true, markdown_html, markdown_section, table
+from labeldp_sim.report.html import badge, esc, fmt, interval, is_true, markdown_html, markdown_section, table
 from labeldp_sim.report.verdicts import SlopeColumns, slope_verdicts
 
 __all__ = []
@@ -67,6 +67,8 @@ def _rows(site, relative: str, how: str, heading: str, build, folded: bool = Fal
     if frame is None:
         return site.missing_file(relative, how)
     part = _primary(frame)
+    if part.empty:  # written by runs of the other mode alone (a folder of law-free runs): nothing to lay out
+        return heading + f"<p>{badge('not run')} no rows in <code>{esc(site.path_of(relative))}</code>.</p>"
     rows = table(build(site, part), raw=("experiment",), wide=("reason",)) + site.sources(relative)
     return heading + (f"<details><summary>{len(part)} rows</summary>{rows}</details>" if folded else rows)
 
