@@ -17,7 +17,6 @@ from markupsafe import Markup
 from labeldp_sim.harness.errors import first_line
 from labeldp_sim.report.html import badge, esc, markdown_html, render, table
 from labeldp_sim.report.site import SITE_DIR, Experiment, Section, Site, layout_of
-from labeldp_sim.report.verdicts import Verdicts
 
 __all__ = ["experiment_page", "index_page", "FIGURE_ORDER", "UNLINKED"]
 
@@ -96,16 +95,6 @@ def _stale_note(exp: Experiment) -> str:
             f"the current <code>{esc(exp.package)}</code> package: rerun the experiment to refresh them.</p>")
 
 
-def _verdicts(site: Site, exp: Experiment, layout) -> Verdicts | None:
-    if layout.verdicts is None:
-        return None
-    try:
-        return layout.verdicts(site, exp)
-    except Exception as err:  # noqa: BLE001 — a bad file must not take the page down: the page says so
-        site.errors.append(f"{exp.path.as_posix()} verdicts: {first_line(err)}")
-        return Verdicts([], f"{badge('error')} the verdicts could not be read: {esc(first_line(err))}")
-
-
 def experiment_page(site: Site, exp: Experiment) -> str:
     """The page of one experiment: its verdicts, figures, tables (folded), configuration and provenance."""
     layout = layout_of(exp.kind, exp.mode)
@@ -129,23 +118,16 @@ def experiment_page(site: Site, exp: Experiment) -> str:
                            f"{(directory / name).stat().st_size / 1e6:.1f} MB here)")
         elif name.endswith(DATA_SUFFIXES):
             listing.append(site.link(relative, name, from_site=True))
-    verdicts = _verdicts(site, exp, layout)
+    verdicts = site.verdicts(exp)
     return _page("experiment.html.j2", f"{exp.name} ({exp.path.as_posix()})", site, depth=1, exp=exp,
-                 directory=site.path_of(exp.path.as_posix()), run=layout.describe(exp.config) if layout.describe else "",
-                 stale_note=Markup(_stale_note(exp)), verdicts=_as_markup(verdicts),
+                 directory=site.path_of(exp.path.as_posix()), run=site.describe(exp),
+                 stale_note=Markup(_stale_note(exp)),
+                 verdicts=verdicts.template_context() if verdicts is not None else None,
                  figures=[Markup(f) for f in figures if f], tables=[b for b in blocks if b],
                  config=Markup(f"<pre>{esc(config.read_text())}</pre>" if config.exists() else ""),
                  config_source=Markup('<p class="source">Read from '
                                       f'{site.link((exp.path / "config.yaml").as_posix(), "config.yaml", from_site=True)}.</p>'),
                  provenance=Markup(_provenance_block(exp)), files=[Markup(f) for f in listing])
-
-
-def _as_markup(verdicts: Verdicts | None) -> dict | None:
-    """The verdicts' HTML pieces marked safe for the template (each was escaped where it was built)."""
-    if verdicts is None:
-        return None
-    return {"rows": [{"verdict": v.verdict, "sentence": Markup(v.sentence)} for v in verdicts.rows],
-            "lead": Markup(verdicts.lead), "source": Markup(verdicts.source)}
 
 
 def index_page(site: Site, registered: list) -> str:

@@ -111,23 +111,18 @@ def _bench_section(site: Site) -> Section:
 def _other_runs_section(site: Site) -> Section | None:
     """Runs in their own folders (non-default settings, multirun jobs): each with its settings and verdicts,
     since the tables of the papers' sections hold only the folder's own cells."""
-    from labeldp_sim.report.site import layout_of
-
     others = [(relative, exp) for relative, exp in site.experiments.items() if exp.own_folder]
     if not others:
         return None
     items, counts = [], {}
     for relative, exp in others:
-        layout = layout_of(exp.kind, exp.mode)
-        verdicts = layout.verdicts(site, exp) if layout.verdicts else None
-        rows = verdicts.rows if verdicts else []
-        for row in rows:
+        verdicts = site.verdicts(exp)
+        for row in verdicts.rows if verdicts else []:
             counts[row.verdict] = counts.get(row.verdict, 0) + 1
-        described = layout.describe(exp.config) if layout.describe else ""
-        sentences = "".join(f"<li>{badge(row.verdict)} {row.sentence}</li>" for row in rows)
+        described = site.describe(exp)
         items.append(f"<li>{site.page_link(relative)}" + (f" <span class=\"note\">{esc(described)}</span>" if described
                                                           else "")
-                     + (f'<ol class="verdicts">{sentences}</ol>' if sentences else "") + "</li>")
+                     + (verdicts.sentences_html() if verdicts and verdicts.rows else "") + "</li>")
     body = ("<p>Runs whose settings differ from an experiment's own (each in a folder named from its overrides, "
             "inside that experiment's) and jobs of multiruns. Their numbers are not in the tables above, which "
             "hold each cell as its experiment defines it.</p><ul>" + "".join(items) + "</ul>")

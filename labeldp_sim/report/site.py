@@ -37,6 +37,7 @@ import yaml
 from labeldp_sim.harness.errors import first_line
 from labeldp_sim.harness.provenance import code_fingerprint, package_of
 from labeldp_sim.report.html import badge, esc
+from labeldp_sim.report.verdicts import Verdicts
 
 __all__ = ["Layout", "Section", "SectionEntry", "Site", "Experiment", "UnreadableFile", "register_layout", "register_section",
            "layout_of", "registered_sections", "INDEX", "SITE_DIR", "ASSETS"]
@@ -238,6 +239,23 @@ class Site:
         except OSError:
             self.missing.append(relative)
             return None
+
+    def verdicts(self, exp: Experiment) -> Verdicts | None:
+        """What ``exp``'s page opens with (its layout's verdicts), None for a kind that states none; a
+        file its layout cannot read gives an error (noted in :attr:`errors`), not a broken page."""
+        layout = layout_of(exp.kind, exp.mode)
+        if layout.verdicts is None:
+            return None
+        try:
+            return layout.verdicts(self, exp)
+        except Exception as err:  # noqa: BLE001 — a bad file must not take the page down: the page says so
+            self.errors.append(f"{exp.path.as_posix()} verdicts: {first_line(err)}")
+            return Verdicts([], f"{badge('error')} the verdicts could not be read: {esc(first_line(err))}")
+
+    def describe(self, exp: Experiment) -> str:
+        """``exp``'s run in a few words (its layout's ``describe``), '' where the layout has none."""
+        layout = layout_of(exp.kind, exp.mode)
+        return layout.describe(exp.config) if layout.describe else ""
 
     def experiment(self, relative: str) -> Experiment | None:
         return self.experiments.get(relative)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
+from markupsafe import Markup
 
-from labeldp_sim.report.html import esc, fmt, interval
+from labeldp_sim.report.html import esc, fmt, interval, render
+from labeldp_sim.stats.windows import AXIS_SYMBOLS
 
 __all__ = ["Verdict", "Verdicts", "SlopeColumns", "slope_verdicts"]
 
@@ -34,6 +36,15 @@ class Verdicts:
     rows: list = field(default_factory=list)
     lead: str = ""
     source: str = ""
+
+    def template_context(self) -> dict:
+        """The pieces for a template, marked safe (each was escaped where it was built)."""
+        return {"rows": [{"verdict": v.verdict, "sentence": Markup(v.sentence)} for v in self.rows],
+                "lead": Markup(self.lead), "source": Markup(self.source)}
+
+    def sentences_html(self) -> str:
+        """The numbered sentences alone (``templates/verdicts.html.j2``, as a page shows them)."""
+        return render("verdicts.html.j2", verdicts=self.template_context())
 
 
 @dataclass(frozen=True)
@@ -60,9 +71,6 @@ class SlopeColumns:
     ci_text: str = ""
 
 
-AXES = {"eps": "ε", "N": "N"}
-
-
 def _label(row, labels: tuple) -> str:
     words = []
     for name in labels:
@@ -70,7 +78,7 @@ def _label(row, labels: tuple) -> str:
         if value is None or (isinstance(value, float) and pd.isna(value)):
             continue
         if name == "axis":
-            words.append(f"slope on log {AXES.get(value, value)}")
+            words.append(f"slope on log {AXIS_SYMBOLS.get(value, value)}")
         elif isinstance(value, str):  # a name (an estimator) says itself
             words.append(value)
         else:
@@ -87,7 +95,7 @@ def slope_verdicts(frame: pd.DataFrame | None, columns: SlopeColumns, source: st
         verdict = r.get(columns.verdict)
         verdict = verdict if isinstance(verdict, str) and verdict else "not run"
         low, high = (r.get(c) for c in columns.window)
-        axis = AXES.get(r.get("axis"), r.get("axis") or "")
+        axis = AXIS_SYMBOLS.get(r.get("axis"), r.get("axis") or "")
         where = f", {columns.window_name} {axis} {fmt(low)}–{fmt(high)}" if pd.notna(low) and pd.notna(high) else ""
         statement = r.get(columns.statement) if columns.statement else None
         against = f"{statement} " if isinstance(statement, str) and statement else "the theory "

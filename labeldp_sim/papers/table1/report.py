@@ -17,8 +17,9 @@ from labeldp_sim.report.figures import write_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.papers.table1.parameters import config_parameters, parameters_text  # noqa: E402
 from labeldp_sim.papers.table1.theory import CELLS  # noqa: E402
+from labeldp_sim.stats.windows import AXIS_SYMBOLS  # noqa: E402
 
-__all__ = ["write_table1", "plot_exponents", "run_text"]
+__all__ = ["write_table1", "plot_exponents", "run_text", "measured"]
 
 
 def _fmt(x, digits=3):
@@ -121,17 +122,17 @@ def write_table1(results_dir: Path) -> pd.DataFrame:
     if tied is not None:
         tied = tied.reindex(columns=[*ROW_KEY, *STATEMENT_COLUMNS, *LAW_TIED_COLUMNS])
         tied["d"] = tied["d"].astype(int)
-        measured = tied.merge(free, on=ROW_KEY, how="outer", suffixes=("", "_free"))
+        fitted = tied.merge(free, on=ROW_KEY, how="outer", suffixes=("", "_free"))
         for column in STATEMENT_COLUMNS:  # the same statement's theory, whichever run states it
-            measured[column] = measured[column].where(measured[column].notna(), measured.pop(f"{column}_free"))
+            fitted[column] = fitted[column].where(fitted[column].notna(), fitted.pop(f"{column}_free"))
     else:
-        measured = free.reindex(columns=[*free.columns, *LAW_TIED_COLUMNS])
+        fitted = free.reindex(columns=[*free.columns, *LAW_TIED_COLUMNS])
     order = {name: i for i, name in enumerate(CELLS)}
     rows = []
     for name, cell in CELLS.items():
         base = {"cell": name, "task": cell.task, "family": cell.family, "privacy": str(cell.privacy),
                 "rate": cell.rate}
-        mine = measured[measured.cell == name]
+        mine = fitted[fitted.cell == name]
         if mine.empty:
             rows.append({**base, "primary": True, "verdict": "not run"})
             continue
@@ -149,7 +150,7 @@ def write_table1(results_dir: Path) -> pd.DataFrame:
     atomic_write(results_dir / "table1.csv", lambda p: table.to_csv(p, index=False))
     atomic_write(results_dir / "table1.md", lambda p: p.write_text(_table1_markdown(table)))
     for task in ("classification", "regression"):
-        part = table[(table.task == task) & ((table.verdict != "not run") | (table.law_free_verdict != "not run"))]
+        part = table[(table.task == task) & measured(table)]
         if len(part):
             write_figure(results_dir / f"exponents_{task}.png",
                          lambda p, part=part, task=task: plot_exponents(part, p, task))
@@ -161,7 +162,7 @@ def _window(row) -> str:
     low, high = row.get("law_free_window_lo"), row.get("law_free_window_hi")
     if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
         return ""
-    return f"{'N' if row.axis == 'N' else 'ε'} {low:.2g}–{high:.2g}"
+    return f"{AXIS_SYMBOLS.get(row.axis, row.axis)} {low:.2g}–{high:.2g}"
 
 
 def _fit_range(row) -> str:
@@ -169,7 +170,17 @@ def _fit_range(row) -> str:
     low, high = row.get("x_min"), row.get("x_max")
     if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
         return ""
-    return f"{'N' if row.axis == 'N' else 'ε'} {low:.2g}–{high:.2g} ({int(row.points)} points)"
+    return f"{AXIS_SYMBOLS.get(row.axis, row.axis)} {low:.2g}–{high:.2g} ({int(row.points)} points)"
+
+
+def _ran(verdict) -> bool:
+    return isinstance(verdict, str) and verdict not in ("", "not run")
+
+
+def measured(table: pd.DataFrame) -> pd.Series:
+    """Which rows of a Table I table a law-tied or a law-free run measured (a verdict other than "not run";
+    an empty cell, from an older or hand-made table1.csv, counts as not run)."""
+    return table.verdict.map(_ran) | table.law_free_verdict.map(_ran)
 
 
 def run_text(row) -> str:
@@ -213,22 +224,21 @@ def _interval_text(slope, low, high) -> str:
 def _markdown_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of table1.md, each cell a string (pandas renders the Markdown)."""
     rows = []
-    for _, r in table.iterrows():
-        measured = r.verdict != "not run" or r.law_free_verdict != "not run"
-        label = "" if not measured or bool(r.primary) else f" *({r.statement})*"
+    for (_, r), ran in zip(table.iterrows(), measured(table)):
+        label = "" if not ran or bool(r.primary) else f" *({r.statement})*"
         window = _window(r)
         rows.append({
             "cell": f"`{r.cell}`{label}", "privacy": r.privacy, "rate (Table I)": r.rate,
-            "axis": r.axis if measured else "", "d": f"{int(r.d)}" if measured else "",
-            "run": run_text(r) if measured else "",
-            "theory slope": f"{r.theory_formula} = {_fmt(r.theory)}" if measured else "",
+            "axis": r.axis if ran else "", "d": f"{int(r.d)}" if ran else "",
+            "run": run_text(r) if ran else "",
+            "theory slope": f"{r.theory_formula} = {_fmt(r.theory)}" if ran else "",
             "law-free slope [95% CI], deepest window": (
                 _interval_text(r.law_free_slope, r.law_free_ci_low, r.law_free_ci_high)
                 + (f" ({window})" if window else "")),
             "**law-free verdict**": f"**{r.law_free_verdict}**",
             "law-tied slope [95% CI]": _interval_text(r.slope, r.ci_low, r.ci_high),
             "law-tied check": r.verdict, "law-tied fit range": _fit_range(r),
-            "theory source": r.theory_source if measured and isinstance(r.theory_source, str) else ""})
+            "theory source": r.theory_source if ran and isinstance(r.theory_source, str) else ""})
     return pd.DataFrame(rows)
 
 
@@ -236,8 +246,8 @@ def _table1_markdown(table: pd.DataFrame) -> str:
     rows = _markdown_rows(table)
     rows = rows.apply(lambda column: column.str.replace("|", r"\|", regex=False))  # a "|" would split a cell
     lines = ["# Table I, measured", "", MARKDOWN_INTRO, "", rows.to_markdown(index=False, tablefmt="pipe", disable_numparse=True), ""]
-    measured = table[(table.verdict != "not run") | (table.law_free_verdict != "not run")]
-    primary = measured[measured.primary.fillna(True).astype(bool)]
+    ran = table[measured(table)]
+    primary = ran[ran.primary.fillna(True).astype(bool)]
     law_free = primary[primary.law_free_verdict.astype(str).isin(LAW_FREE_VERDICTS)]
     tied = primary[primary.verdict != "not run"]
     counts = law_free.law_free_verdict.value_counts()
@@ -252,7 +262,7 @@ def _table1_markdown(table: pd.DataFrame) -> str:
         lines += ["Law-free notes:", ""]
         lines += [f"- `{r.cell}` {r.axis} d={int(r.d)}: {r.law_free_note}" for _, r in notes.iterrows()]
         lines.append("")
-    lines += _statements_section(measured)
+    lines += _statements_section(ran)
     return "\n".join(lines)
 
 
@@ -311,7 +321,7 @@ def plot_exponents(table: pd.DataFrame, path: Path, task: str) -> None:
         part = table[table.cell == cell]
         for (axis, parameters), group in part.groupby(["axis", part.parameters.fillna("")]):
             color = colors.get(axis, "k")
-            name = f"log {_axis_symbol(axis)}" + (f", {parameters}" if several and parameters else "")
+            name = f"log {AXIS_SYMBOLS.get(axis, axis)}" + (f", {parameters}" if several and parameters else "")
             primary = group[group.primary.fillna(True).astype(bool)].sort_values("d")
             for columns, offset, style, mode in ((("law_free_slope", "law_free_ci_low", "law_free_ci_high"), -0.08,
                                                   {"fmt": "o"}, "law-free"),
@@ -339,6 +349,3 @@ def plot_exponents(table: pd.DataFrame, path: Path, task: str) -> None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
-
-def _axis_symbol(axis: str) -> str:
-    return "N" if axis == "N" else "ε"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from labeldp_sim.papers.table1.parameters import config_parameters, parameters_text
-from labeldp_sim.papers.table1.report import run_text
+from labeldp_sim.papers.table1.report import measured, run_text
+from labeldp_sim.stats.windows import AXIS_SYMBOLS
 from labeldp_sim.report.verdicts import SlopeColumns, slope_verdicts
 from labeldp_sim.report.site import Layout, Section, register_layout, register_section
 from labeldp_sim.report.html import badge, esc, fmt, interval, is_true, markdown_html, markdown_section, table
@@ -80,22 +81,22 @@ def _range(axis, low, high) -> str:
     """Where a slope was measured: ``ε 1e-09–1e-07``."""
     if pd.isna(low) or pd.isna(high):
         return ""
-    return f'<br><span class="note">{esc("N" if axis == "N" else "ε")} {low:.3g}–{high:.3g}</span>'
+    return f'<br><span class="note">{esc(AXIS_SYMBOLS.get(axis, axis))} {low:.3g}–{high:.3g}</span>'
 
 
 def _rows(site, frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for _, r in _complete(frame).iterrows():
+    frame = _complete(frame)
+    for (_, r), ran in zip(frame.iterrows(), measured(frame)):
         free, tied = _verdict(r.law_free_verdict), _verdict(r.verdict)
-        measured = free != "not run" or tied != "not run"
         fixed = f'<br><span class="note">{esc(r.fixed)}</span>' if isinstance(r.fixed, str) and tied != "not run" else ""
-        statement = f" <i>({esc(r.statement)})</i>" if measured and not bool(r.primary) else ""
+        statement = f" <i>({esc(r.statement)})</i>" if ran and not bool(r.primary) else ""
         rows.append({
             # the cell's privacy and rate are the same in each of its rows: under its name, the rate on hover
             "cell": f'<code title="{esc(r.rate)}">{esc(r.cell)}</code>{statement}'
                     f'<br><span class="note">{esc(r.privacy)}</span>',
-            "axis": r.axis if measured else "",
-            "d": r.d if measured else float("nan"), "run": run_text(r) if measured else "",
+            "axis": r.axis if ran else "",
+            "d": r.d if ran else float("nan"), "run": run_text(r) if ran else "",
             "theory": f'<span title="{esc(r.theory_formula)}; {esc(r.theory_source)}">{fmt(r.theory)}</span>'
                       if pd.notna(r.theory) else "",
             "law-free slope [95% CI], deepest window": esc(interval(r.law_free_slope, r.law_free_ci_low,
@@ -135,13 +136,13 @@ def _theory(r) -> str:
 def _grid(site, primary: pd.DataFrame) -> str:
     """The verdicts at a glance: a row per (cell, axis, family parameters), a column per d."""
     frame = _complete(primary)
-    measured = frame[(frame.verdict.map(_verdict) != "not run") | (frame.law_free_verdict.map(_verdict) != "not run")]
-    dims = sorted(int(d) for d in measured.d.dropna().unique())
+    ran = frame[measured(frame)]
+    dims = sorted(int(d) for d in ran.d.dropna().unique())
     rows = []
-    family = measured.parameters.astype(object).fillna("")  # an older table1.csv has no parameters
+    family = ran.parameters.astype(object).fillna("")  # an older table1.csv has no parameters
     for _, r in frame.drop_duplicates(["cell", "axis", "parameters"]).iterrows():
-        mine = measured[(measured.cell == r.cell) & (measured.axis == r.axis)
-                        & (family == ("" if pd.isna(r.parameters) else r.parameters))]
+        mine = ran[(ran.cell == r.cell) & (ran.axis == r.axis)
+                   & (family == ("" if pd.isna(r.parameters) else r.parameters))]
         row = {"cell": f'<code title="{esc(r.rate)}">{esc(r.cell)}</code><br><span class="note">{esc(r.privacy)}</span>',
                "axis": r.axis if len(mine) else "", "run": run_text(mine.iloc[0]) if len(mine) else ""}
         for d in dims:
@@ -185,9 +186,9 @@ def _theorem7(site):
     if frame is None:
         return None  # the Table I section already says it is missing
     frame = _complete(frame)
-    measured = frame[(frame.verdict.map(_verdict) != "not run") | (frame.law_free_verdict.map(_verdict) != "not run")]
-    cells = measured.loc[~is_true(measured["primary"]), "cell"].unique()
-    part = measured[measured.cell.isin(cells)]
+    ran = frame[measured(frame)]
+    cells = ran.loc[~is_true(ran["primary"]), "cell"].unique()
+    part = ran[ran.cell.isin(cells)]
     if part.empty:
         return Section("Theorem 7 adjudication", "<p>" + badge("not run")
                        + " no cell with two statements of its exponent in table1.csv.</p>", anchor="theorem7")
