@@ -44,11 +44,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate, special, stats
 
 from labeldp_sim.papers.userlevel.hadamard import fwht, hadamard_matrix
 
-__all__ = ["decoded_variance", "alg1_expected_error", "stage_one_choice", "coordinate_variances", "decoded_sd",
+__all__ = ["decoded_variance", "alg1_expected_error", "stage_one_choice", "user_mean_law", "NORMAL_LAW_POINTS", "coordinate_variances", "decoded_sd",
            "classification_risk", "clipped_normal_moments", "regression_risk_gaussian", "GH_NODES"]
 
 GH_NODES = 48  # Gauss–Hermite nodes over p̂: the integrand is smooth in p̂ (error < 1e-12 relative)
@@ -198,7 +198,46 @@ def alg1_expected_error(values, probs, mu: float, D: float, h: float, delta: flo
     variance = float(chance @ ((var_c + 2 * b * b) / n2))
     modal = chance[chosen == int(np.argmax(bin_probs))]
     return {"error": bias2 + variance, "bias2": bias2, "variance": variance,
-            "modal_share": float(modal[0]) if len(modal) else 0.0}
+            "bias": float(chance @ (mean_c - mu)), "modal_share": float(modal[0]) if len(modal) else 0.0}
+
+
+NORMAL_LAW_POINTS = 801  # atoms of the discretised normal law of a user mean (±NORMAL_LAW_SDS sd)
+NORMAL_LAW_SDS = 8.0
+
+
+def user_mean_law(values, probs, m: int) -> tuple:
+    r"""(support, probabilities, exact) of one user's mean Y = (1/m) Σ_j X_j of m i.i.d. samples of a finite law.
+
+    A two-point law gives Y = (J a + (m − J) b)/m, J ~ Bin(m, p_a): exact.  Any other
+    law is taken as normal with Y's exact mean and variance (the central limit
+    theorem over the user's m samples; Berry–Esseen error O(m^{−1/2}) in the
+    law, less in the moments that stage II's clipped mean uses: its clipping window
+    lies ≥ 4 sd of Y from the modal bin), discretised on ``NORMAL_LAW_POINTS``
+    atoms over ±``NORMAL_LAW_SDS`` sd with the normal's cell probabilities, the
+    atoms recentred so that the discrete law keeps the mean exactly.
+    """
+    x = np.asarray(values, dtype=float)
+    w = np.asarray(probs, dtype=float)
+    keep = w > 0
+    x, w = x[keep], w[keep]
+    atoms, inverse = np.unique(x, return_inverse=True)
+    weights = np.bincount(inverse, weights=w)
+    if len(atoms) == 1:
+        return atoms, np.ones(1), True
+    if len(atoms) == 2:
+        j = np.arange(m + 1)
+        return (j * atoms[1] + (m - j) * atoms[0]) / m, stats.binom.pmf(j, m, weights[1]), True
+    mean = float(weights @ atoms)
+    sd = math.sqrt(max(float(weights @ (atoms - mean) ** 2), 0.0) / m)
+    if sd == 0:
+        return np.array([mean]), np.ones(1), True
+    edges = np.linspace(-NORMAL_LAW_SDS, NORMAL_LAW_SDS, NORMAL_LAW_POINTS + 1)
+    cells = np.diff(special.ndtr(edges))
+    mids = 0.5 * (edges[1:] + edges[:-1])
+    cells = cells / cells.sum()
+    support = mean + sd * (mids - cells @ mids)
+    return support, cells, False
+
 
 
 def coordinate_variances(truth, m: int, lam, n2) -> np.ndarray:

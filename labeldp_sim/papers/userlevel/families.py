@@ -12,7 +12,7 @@ name       law of one sample                                                mini
 =========  ===============================================================  ==============
 fixed      X = ±D, P(+D) = (1+s)/2, s = 0.3                                 no
 thm2       X = ±D, P(+D) = (1+sv)/2, s = min(½, (nm(ε²∧1))^{−1/2}) (57)     yes (Thm 2)
-thm6       X = ±D e_k w.p. (1 ± s v_k)/(2d), s = min(½, d/√(mnε²)) (90-91)  yes (Thm 6)
+thm6       X = ±D e_k w.p. (1 ± s v_k)/(2d), s = min(½, cd/√(mn(ε²∧ε)))     yes (Thm 6)
 thm7       X = ±D h_k (Hadamard columns), same probabilities               yes (Thm 7)
 spike      X = a w.p. δ else 0, δ = 1/(m√(nε²)), a = (M_p/δ)^{1/p}          yes (SPEC §6)
 =========  ===============================================================  ==============
@@ -163,15 +163,18 @@ class Thm2Hard(MeanFamily):
 class _SignedDirections(MeanFamily):
     r"""X = ±D g_k with probability (1 ± s v_k)/(2d), k = 1..d (90)-(91); μ = (Ds/d) Σ_k v_k g_k.
 
-    s = min(½, d/√(mnε²)) (SPEC §6; the proofs' (e^ε−1)^{−2} makes the
-    construction tight only for ε ≲ 1, slip 1), v ∈ {±1}^d drawn per trial.
+    s = min(½, c·d/√(mn(ε²∧ε))) (SPEC §6 at c = 1; the law-free mode searches c: the proof fixes the
+    scale's rate, not its constant), v ∈ {±1}^d drawn per trial.  ε²∧ε is the privacy factor of the rates
+    (10)-(11); the proofs' (e^ε−1)^{−2} makes the construction tight only for ε ≲ 1 (slip 1), where it is ε².
     """
 
     minimax_hard = True
-    parameters = {"D": POSITIVE}
+    parameters = {"D": POSITIVE, "c": POSITIVE}
 
-    def __init__(self, D=1.0):
+    def __init__(self, D=1.0, c=1.0):
         self.D = _check_D(D)
+        check(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) and c > 0, "c", c, "> 0")
+        self.c = float(c)
 
     @abstractmethod
     def directions(self, d) -> np.ndarray:
@@ -180,7 +183,7 @@ class _SignedDirections(MeanFamily):
     def instance(self, rng, n, m, eps, d):
         rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
-        s = min(0.5, d / np.sqrt(m * n * eps ** 2))
+        s = min(0.5, self.c * d / math.sqrt(m * n * min(eps ** 2, eps)))
         v = _signs(rng, d)
         g = self.directions(int(d))
         support = np.vstack([self.D * g, -self.D * g])

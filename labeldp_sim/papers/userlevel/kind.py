@@ -114,19 +114,24 @@ class UserLevelLawFreeKind(ExperimentKind):
 
     def write_shared(self, directory: Path) -> None:
         from labeldp_sim.harness.store import staged
+        from labeldp_sim.papers.userlevel.law_free.baselines import BASELINE_EXPERIMENTS, write_m_baselines
+        from labeldp_sim.papers.userlevel.law_free.exponents import write_exponents
         from labeldp_sim.papers.userlevel.law_free.fit import LAW_FREE_DIR, write_law_free_table
         from labeldp_sim.papers.userlevel.report import write_table1
 
         base = directory / LAW_FREE_DIR
         with staged(base):  # committed first: table1.md (staged by the template) reads it
             write_law_free_table(base)
+            write_exponents(base)  # the β, γ (and d) exponents: measured against stated
+            if sum((base / e / "fit.csv").exists() for e in BASELINE_EXPERIMENTS) >= 2:  # a comparison needs two
+                write_m_baselines(base)
         write_table1(directory)
 
     def announce(self, spec, analysis, out: Path) -> None:
         for r in analysis["fits"].itertuples():
             if r.primary:
                 log.info(f"{spec.name} [law-free, oracle {spec.tuning_key}, worst {spec.scale_key}]: M local slope on "
-                         f"log {r.axis}, d={r.d}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
+                         f"log {r.axis}, d={'swept' if r.axis == 'd' else int(r.d)}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
                          f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}")
 
 

@@ -7,7 +7,8 @@ with at least ``error`` (||μ̂ − μ||², exact given μ̂), ``stage1_ok``,
 ``in_regime``, ``groups``.  Every random draw of a trial comes from ``rng``.
 The protocols they run are the reusable Algorithms 1 and 2 of
 :mod:`.mean_algorithms` and the Kashin coefficients of :mod:`.kashin`, whose
-names this module re-exports (``from .mean import twostage`` keeps working).
+names this module re-exports (``from .mean import twostage`` keeps working), as it
+re-exports Proposition 1's baselines and the item-level estimator (:mod:`.mean_baselines`).
 
 Decisions where the paper is silent or slips (SPEC §2 followed throughout)
 -------------------------------------------------------------------------
@@ -24,97 +25,69 @@ Decisions where the paper is silent or slips (SPEC §2 followed throughout)
 from __future__ import annotations
 
 import math
-from abc import abstractmethod
 
 import numpy as np
 from scipy import stats
 
 from labeldp_sim.harness.components import Interval
 from labeldp_sim.harness.errors import check
-from labeldp_sim.papers.userlevel.contract import POSITIVE, Estimator, positive_or_none
-from labeldp_sim.papers.userlevel.data import PATHS
-from labeldp_sim.papers.userlevel.exact import alg1_expected_error
+from labeldp_sim.papers.userlevel.contract import POSITIVE, positive_or_none
+from labeldp_sim.papers.userlevel.exact import alg1_expected_error, user_mean_law
 from labeldp_sim.papers.userlevel.families import MeanInstance
 from labeldp_sim.papers.userlevel.kashin import KASHIN_K, KashinBasis
-from labeldp_sim.papers.userlevel.mean_algorithms import (TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan, split_sizes, stage_one,
+from labeldp_sim.papers.userlevel.mean_algorithms import (TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan,
+                              algorithm2_tuning, split_sizes, stage_one,
                               stage_two, twostage, twostage_details)
-from labeldp_sim.papers.userlevel.mechanisms import ClippedMean, ItemLevelLaplace, OneSampleLaplace
+from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, _check_positive, _columns
+from labeldp_sim.papers.userlevel.mean_baselines import ItemLevel, ItemLevelLDP, NaiveLaplace, OneSample
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
            "algorithm2_plan", "algorithm2_groups", "algorithm2", "split_sizes", "KashinBasis",
            "MeanEstimator", "Algorithm1", "HeavyTailed", "Algorithm2", "KashinL2", "ItemLevel",
-           "OneSample", "NaiveLaplace", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
+           "OneSample", "NaiveLaplace", "ItemLevelLDP", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
 
 STAGE1_MIN = 1000.0  # SPEC §7: stage I needs (group size)·(ε²∧1) ≳ 1000
-_USER_BLOCK = 1 << 20  # users per block when every user carries its own count vector
 
 
-def _check_point(n, m, eps, d, path):
-    check(int(n) == n and n >= 2, "n", n, "an integer >= 2")
-    check(int(m) == m and m >= 1, "m", m, "an integer >= 1")
-    check(np.isfinite(eps) and eps > 0, "eps", eps, "> 0")
-    check(int(d) == d and d >= 1, "d", d, "an integer >= 1")
-    check(path in PATHS, "path", path, PATHS)
+_TUNING_PARAMETERS = {"c_h": POSITIVE, "c_delta": Interval(float, 0, None, closed="left")}
 
 
-def _check_positive(key, value, allow_none=False):
-    if allow_none and value is None:
-        return None
-    check(isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-          and np.isfinite(value) and value > 0, key, value, "None or > 0" if allow_none else "> 0")
-    return float(value)
+def _check_tuning(c_h, c_delta) -> tuple:
+    """(c_h, c_Δ) of Algorithm 1's h = c_h·D/√m and Δ = c_Δ·D√(ln n/m): Theorem 1's at 4 and 1."""
+    c_h = _check_positive("c_h", c_h)
+    check(isinstance(c_delta, (int, float)) and not isinstance(c_delta, bool) and math.isfinite(c_delta)
+          and c_delta >= 0, "c_delta", c_delta, ">= 0 (0: no margin beyond the three bins)")
+    return c_h, float(c_delta)
 
 
-def _columns(coords):
-    """Per-sample map: the ``coords`` coordinates of each row (any d, 1-D samples included)."""
-    def f(s):
-        s = np.asarray(s, dtype=float)
-        return s.reshape(len(s), -1)[:, coords]
-    return f
+def _coordinate_errors(support, probs, dim, D, m, n, eps, c_h, c_delta) -> tuple:
+    """Algorithm 2's instances in closed form: (one :func:`~.exact.alg1_expected_error` dict per coordinate, info).
 
-
-class MeanEstimator(Estimator):
-    """A user-level ε-LDP mean estimator: one trial at a point of the grid.
-
-    Subclasses implement ``_estimate(instance, n, m, eps, d, rng, path) -> (mu_hat, info)``.
+    Coordinate l of a group of ``size`` users runs Algorithm 1 on ⌊size/2⌋ + ⌈size/2⌉ users at ε per
+    instance with :func:`algorithm2_tuning`; coordinates whose user-mean law and group size coincide
+    share one evaluation (Theorem 7's Hadamard coordinates take few distinct laws).
     """
-
-    task: str = "mean"
-
-    def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
-        """One trial: draw the instance (hidden signs from ``rng``), estimate, score.
-
-        Returns
-        -------
-        dict
-            ``error`` = ||μ̂ − μ||² (exact given μ̂), ``stage1_ok`` (None without
-            stage I), ``in_regime``, ``groups``, ``mu_hat_1`` / ``mu_1`` (first
-            coordinates, for law checks) and estimator diagnostics.
-        """
-        rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
-        _check_point(n, m, eps, d, path)
-        n, m, d, eps = int(n), int(m), int(d), float(eps)
-        self.check_point(family, n, m, eps, d)
-        inst = family.instance(rng, n, m, eps, d)
-        mu_hat, info = self._estimate(inst, n, m, eps, d, rng, path)
-        mu_hat = np.atleast_1d(np.asarray(mu_hat, dtype=float))
-        mu = np.atleast_1d(np.asarray(inst.mu, dtype=float))
-        out = {"error": float(np.sum((mu_hat - mu) ** 2)), "stage1_ok": None, "in_regime": True, "groups": 1,
-               "mu_hat_1": float(mu_hat[0]), "mu_1": float(mu[0]), "mu_norm2": float(mu @ mu)}
-        out.update(info)
-        return out
-
-    def check_point(self, family, n, m, eps, d) -> None:
-        """Raise a one-line :class:`ConfigError` unless a trial can run at (n, m, ε, d).
-
-        The rule :meth:`trial` applies before drawing anything; the experiment
-        validator applies it to every point of a grid.  None here beyond
-        ``_check_point``; estimators with a dimension or a group-size rule override it.
-        """
-
-    @abstractmethod
-    def _estimate(self, inst, n, m, eps, d, rng, path):
-        """(μ̂, diagnostics) for one trial."""
+    regime, groups, eps_inst, sizes = algorithm2_groups(dim, eps, n)
+    per = [None] * dim
+    seen = {}
+    stage2 = []
+    for coords, size in zip(groups, sizes):
+        size = int(size)
+        n1 = size // 2
+        stage2.append(size - n1)
+        tuning = algorithm2_tuning(D, m, size, c_h, c_delta)
+        for l in coords:
+            atoms, inverse = np.unique(support[:, l], return_inverse=True)
+            weights = np.bincount(inverse, weights=probs)
+            key = (size, atoms.tobytes(), weights.tobytes())
+            if key not in seen:
+                values, law, exact = user_mean_law(atoms, weights, m)
+                seen[key] = dict(alg1_expected_error(values, law, float(weights @ atoms), D, tuning.h, tuning.delta,
+                                                     eps_inst, n1, size - n1), exact_law=exact)
+            per[l] = seen[key]
+    info = {"regime": regime, "groups": len(groups), "eps_instance": eps_inst,
+            "min_stage1_users": int(sizes.min()) // 2, "coordinate_groups": groups, "stage2_users": stage2}
+    return per, info
 
 
 class _TwoStageRegime:
@@ -280,14 +253,36 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
     """
 
     name = "alg2"
-    parameters = {"D": positive_or_none("the instance's max ||x||_inf"), **_TwoStageRegime.REGIME_PARAMETERS}
+    parameters = {"D": positive_or_none("the instance's max ||x||_inf"), **_TUNING_PARAMETERS,
+                  **_TwoStageRegime.REGIME_PARAMETERS}
 
-    def __init__(self, D=None, c1=1.0, min_stage1=STAGE1_MIN):
+    def __init__(self, D=None, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
+        self.c_h, self.c_delta = _check_tuning(c_h, c_delta)
         self._init_regime(c1, min_stage1)
 
     def check_point(self, family, n, m, eps, d):
         algorithm2_groups(d, eps, n)
+
+    exact_expected_error = True
+
+    def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
+        r"""E||θ̂ − μ||² = Σ_l E(θ̂_l − μ_l)²: every coordinate's Algorithm 1 instance in closed form.
+
+        The squared error is a sum over coordinates whatever the coordinates' dependence (a group's
+        instances share its users at ε ≥ 1), so each term is :func:`~.exact.alg1_expected_error` of its
+        instance (its group's size, ε per instance, the tuning of :func:`algorithm2_tuning`) on the law of
+        the user mean of that coordinate (:func:`~.exact.user_mean_law`: exact for a two-point
+        coordinate, as Theorem 7's Hadamard family has).
+        """
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        D = self.D if self.D is not None else inst.bound("inf")
+        support = inst.support.reshape(len(inst.support), -1)
+        per, info = _coordinate_errors(support, inst.probs, d, D, m, n, eps, self.c_h, self.c_delta)
+        out = {"error": float(sum(o["error"] for o in per)), "exact_law": all(o["exact_law"] for o in per)}
+        out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]),
+                   **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
+        return out
 
     def _estimate(self, inst, n, m, eps, d, rng, path):
         D = self.D if self.D is not None else inst.bound("inf")
@@ -295,7 +290,8 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
         def draw(n_users, coords):
             return inst.draw(rng, n_users, path, transform=_columns(coords))
 
-        theta, info = algorithm2(draw, d, D, m, n, eps, rng, truth=np.atleast_1d(inst.mu))
+        theta, info = algorithm2(draw, d, D, m, n, eps, rng, truth=np.atleast_1d(inst.mu), c_h=self.c_h,
+                                 c_delta=self.c_delta)
         info.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]), D=D)
         return theta, info
 
@@ -329,102 +325,75 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
     draws_coefficient_signs = True
     parameters = {"D": positive_or_none("the instance's max ||x||_2"),
                   "K": positive_or_none(f"max({KASHIN_K}, the basis' measured K)"),
-                  "basis_seed": Interval(int, 0), **_TwoStageRegime.REGIME_PARAMETERS}
+                  "basis_seed": Interval(int, 0), **_TUNING_PARAMETERS, **_TwoStageRegime.REGIME_PARAMETERS}
 
-    def __init__(self, D=None, K=None, basis_seed=0, c1=1.0, min_stage1=STAGE1_MIN):
+    def __init__(self, D=None, K=None, basis_seed=0, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = _check_positive("D", D, allow_none=True)
         self.K = _check_positive("K", K, allow_none=True)
         check(isinstance(basis_seed, (int, np.integer)) and not isinstance(basis_seed, bool) and basis_seed >= 0,
               "basis_seed", basis_seed, "an integer >= 0")
         self.basis_seed = int(basis_seed)
+        self.c_h, self.c_delta = _check_tuning(c_h, c_delta)
         self._init_regime(c1, min_stage1)
 
     def check_point(self, family, n, m, eps, d):
         algorithm2_groups(2 * d, eps, n)
 
-    def _estimate(self, inst, n, m, eps, d, rng, path):
-        D = self.D if self.D is not None else inst.bound("l2")
+    def _coefficients(self, inst, d):
+        """(basis, K, the law of a(X): the same probabilities on the support points' coefficients)."""
         basis = KashinBasis(d, self.basis_seed)
         K = self.K if self.K is not None else max(KASHIN_K, basis.K)
-        # The law of a(X): same probabilities on the coefficients of the support points.
-        coef = MeanInstance(basis.coefficients(inst.support), inst.probs, 2 * d, m)
+        return basis, K, MeanInstance(basis.coefficients(inst.support), inst.probs, 2 * d, inst.m)
+
+    exact_expected_error = True
+
+    def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
+        r"""E||Uᵀθ̂ − μ||² in closed form from the 2d coefficient instances of Algorithm 2.
+
+        With e = θ̂ − θ (θ = E a(X)) and μ̂ − μ = Uᵀe, E||μ̂ − μ||² = Σ_{l,l'} (UUᵀ)_{ll'} E[e_l e_l'], where
+        E e_l² is coordinate l's Algorithm 1 error (:func:`~.exact.alg1_expected_error` on the normal law
+        of its user mean, :func:`~.exact.user_mean_law`: a coefficient takes 2q values, not a lattice),
+        E[e_l e_l'] = b_l b_l' (b the biases) for coordinates of different groups (disjoint users), plus
+        Cov(a_l(X), a_l'(X))/(m n₂) for two coordinates of one group (ε ≥ 1: their stage II users are shared;
+        the clipping of those users' means is left out of this covariance, as the stage II window lies
+        ≥ 4 sd of a user mean from the modal bin).
+        """
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        D = self.D if self.D is not None else inst.bound("l2")
+        basis, K, coef = self._coefficients(inst, d)
+        support = coef.support.reshape(len(coef.support), -1)
+        per, info = _coordinate_errors(support, coef.probs, 2 * d, K * D / math.sqrt(d), m, n, eps, self.c_h,
+                                       self.c_delta)
+        bias = np.array([o["bias"] for o in per])
+        second = np.outer(bias, bias)
+        np.fill_diagonal(second, [o["error"] for o in per])
+        theta = coef.probs @ support
+        cov = (support * coef.probs[:, None]).T @ support - np.outer(theta, theta)
+        for coords, n2 in zip(info.pop("coordinate_groups"), info["stage2_users"]):
+            idx = np.asarray(coords)
+            block = cov[np.ix_(idx, idx)] / (m * n2)
+            np.fill_diagonal(block, 0.0)
+            second[np.ix_(idx, idx)] += block
+        proj = basis.U @ basis.U.T
+        out = {"error": max(0.0, float(np.sum(proj * second))), "exact_law": all(o["exact_law"] for o in per),
+               "kashin_K": K}
+        out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]),
+                   **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
+        return out
+
+    def _estimate(self, inst, n, m, eps, d, rng, path):
+        D = self.D if self.D is not None else inst.bound("l2")
+        basis, K, coef = self._coefficients(inst, d)
 
         def draw(n_users, coords):
             return coef.draw(rng, n_users, path, transform=_columns(coords))
 
         theta_true = coef.mu
-        theta, info = algorithm2(draw, 2 * d, K * D / math.sqrt(d), m, n, eps, rng, truth=theta_true)
+        theta, info = algorithm2(draw, 2 * d, K * D / math.sqrt(d), m, n, eps, rng, truth=theta_true, c_h=self.c_h,
+                                 c_delta=self.c_delta)
         info.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]), D=D, kashin_K=K)
         return basis.reconstruct(theta[None, :])[0], info
 
 
-class _Baseline(MeanEstimator):
-    """Shared constructor of the one-round baselines: D = clipping level (None = the instance's ℓ∞ bound)."""
-
-    parameters = {"D": positive_or_none("the instance's max ||x||_inf")}
-
-    def __init__(self, D=None):
-        self.D = _check_positive("D", D, allow_none=True)
-
-    def _level(self, inst):
-        return self.D if self.D is not None else inst.bound("inf")
-
-    @staticmethod
-    def _release(mech, inst, n, rng, path):
-        """Σ of all n users' reports, drawn in blocks of users when each user needs its own count vector.
-
-        The sum of independent block sums has the law of the full sum; blocks
-        only bound memory (n up to 2^22 users × 2d atoms).
-        """
-        block = n if len(inst.support) <= 2 else _USER_BLOCK
-        total = 0.0
-        for start in range(0, n, block):
-            total = total + mech.release_sum(inst.draw(rng, min(block, n - start), path), rng)
-        return total
-
-
-class ItemLevel(_Baseline):
-    r"""Proposition 1, P1a: item-level (ε/m)-LDP on every sample, μ̂ = Σ_ij Z_ij/(nm).
-
-    Z_ij = clip(X_ij, ±D) + Lap(2Dmd/ε) per coordinate; rate D²m/(nε²) + D²/(nm)
-    in 1-D (SPEC §3).
-    """
-
-    name = "item"
-
-    def _estimate(self, inst, n, m, eps, d, rng, path):
-        D = self._level(inst)
-        mech = ItemLevelLaplace(eps, D, m, d)
-        return self._release(mech, inst, n, rng, path) / (n * m), {"D": D}
-
-
-class OneSample(_Baseline):
-    r"""Proposition 1, P1b: one random sample per user at item-level ε, μ̂ = Σ_i Z_i/n.
-
-    Z_i = clip(X_iJ, ±D) + Lap(2Dd/ε) per coordinate; rate D²/(n(ε²∧1)) (SPEC §3).
-    """
-
-    name = "one_sample"
-
-    def _estimate(self, inst, n, m, eps, d, rng, path):
-        D = self._level(inst)
-        mech = OneSampleLaplace(eps, D, d)
-        return self._release(mech, inst, n, rng, path) / n, {"D": D}
-
-
-class NaiveLaplace(_Baseline):
-    r"""Naive baseline (SPEC §3, not in the paper): clip(X̄_i, ±D) + Lap(2Dd/ε) per coordinate.
-
-    Rate σ²/(nm) + 8D²/(nε²) in 1-D.
-    """
-
-    name = "naive"
-
-    def _estimate(self, inst, n, m, eps, d, rng, path):
-        D = self._level(inst)
-        mech = ClippedMean(eps, np.full(d, -D), np.full(d, D))
-        return self._release(mech, inst, n, rng, path) / n, {"D": D}
-
-
 ESTIMATORS = {cls.name: cls for cls in (Algorithm1, HeavyTailed, Algorithm2, KashinL2, ItemLevel, OneSample,
-                                        NaiveLaplace)}
+                                        NaiveLaplace, ItemLevelLDP)}

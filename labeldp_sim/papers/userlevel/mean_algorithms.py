@@ -45,7 +45,7 @@ from labeldp_sim.papers.userlevel.data import UserValues
 from labeldp_sim.papers.userlevel.mechanisms import BinHistogram, ClippedMean, coordinate
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two", "split_sizes",
-           "algorithm2_plan", "algorithm2_groups", "algorithm2"]
+           "algorithm2_plan", "algorithm2_groups", "algorithm2_tuning", "algorithm2"]
 
 
 # =========================================================================== Algorithm 1
@@ -186,7 +186,12 @@ def algorithm2_groups(dim, eps, n):
     return regime, groups, eps_inst, sizes
 
 
-def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
+def algorithm2_tuning(D, m, size, c_h=4.0, c_delta=1.0) -> TwoStageTuning:
+    """Algorithm 1's tuning in a group of ``size`` users: h = c_h·D/√m, Δ = c_Δ·D√(ln size/m) (Theorem 1's at 4, 1)."""
+    return TwoStageTuning(float(D), c_h * D / math.sqrt(m), c_delta * D * math.sqrt(math.log(max(int(size), 1)) / m))
+
+
+def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None, c_h=4.0, c_delta=1.0):
     r"""Algorithm 2 (MeanEst, ℓ∞ support ||X||_∞ ≤ D): θ̂ coordinate by coordinate.
 
     Each group's users are split in halves (stage I, stage II) shared by the
@@ -204,6 +209,8 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
         ℓ∞ bound of a sample.
     truth : ndarray (dim,), optional
         True mean, for the stage I success flags.
+    c_h, c_delta : float
+        The constants of every instance's tuning (:func:`algorithm2_tuning`; Theorem 1's by default).
 
     Returns
     -------
@@ -218,7 +225,7 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None):
     for coords, size in zip(groups, sizes):
         n1 = int(size) // 2
         stage1, stage2 = draw(n1, coords), draw(int(size) - n1, coords)
-        tuning = TwoStageTuning.theorem1(D, m, int(size))
+        tuning = algorithm2_tuning(D, m, size, c_h, c_delta)
         for j, l in enumerate(coords):
             f = coordinate(j)
             out = twostage_details(stage1.map_samples(f, linear=True), stage2.map_samples(f, linear=True),

@@ -270,16 +270,13 @@ def pipe_table(header: list, rows: list) -> list:
 # What Table 1 asks of each row beyond the n and m axes, and why a part is not run yet (issue 21, item 2).
 # A part that some results file covers is shown as measured; these reasons show only where none does.
 NOT_RUN = {
-    ("mean_bounded_l2", "eps>1"): "Algorithm 2's medium regime draws every user's 2d-atom counts (~1 s per trial at "
-                                  "n = 2^19, ε = 8): an ε > 1 sweep would take make sweep's whole budget; the "
-                                  "learning rows measure the ε²∧ε branch law-free",
-    ("mean_bounded_l2", "item"): "the item-level column (Asi et al., 2022): P1a runs at d = 1 only (ul_mean_1d)",
-    ("mean_bounded_linf", "eps>1"): "as the ℓ2 row: ~1 s per trial at ε = 8 (ul_mean_linf sweeps ε < 1)",
-    ("mean_bounded_linf", "item"): "the item-level column (Duchi et al., 2018) has no estimator here",
+    ("mean_bounded_linf", "item"): "the item-level ℓ∞ rate (Duchi et al., 2018) needs their sampling mechanism; "
+                                   "Laplace per coordinate (item_ldp) pays d³, not d², so it would not test the column",
     ("mean_heavy", "d"): "heavy tails at d > 1 (Remark 2, (12)-(13)): no estimator here yet",
     ("mean_heavy", "eps>1"): "Theorem 3 is one-dimensional (ε²∧1); Remark 2's ε²∧ε needs d > 1 (no estimator)",
     ("mean_heavy", "item"): "item_heavy is in the registry; no item-level estimator runs on the spike family yet",
-    ("mean_heavy", "law_free"): "the paper gives no lower bound; the spike family (SPEC §6) has no exact path yet",
+    ("mean_heavy", "law_free"): "the paper gives no lower bound (Table 1 cites none); the spike family (SPEC §6) has "
+                                "no exact path yet for a worst-case search",
     ("so", "eps"): "no ε sweep yet", ("so", "eps>1"): "no ε > 1 sweep yet",
     ("so", "d"): "SO runs at d = 2, 126 trials (n-slope CI ±0.19); d = 4 with CI half-widths <= 0.05 needs "
                  ">= 2^20 users per point and ~20x the trials: hours (ul_so_paper runs d = 4), not make sweep's 6 minutes",
@@ -288,15 +285,16 @@ NOT_RUN = {
     ("classification", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run "
                                  "at ε = 1",
     ("classification", "d"): "d = 2 law-free in experiments/minimax_d2.txt (make minimax MINIMAX_SUITE=...)",
-    ("classification", "beta_gamma"): "β = γ = 1 only (exponents in β, γ not swept)",
+    ("classification", "beta_gamma"): "no law-free run at β, γ other than 1 in this folder (make minimax runs them)",
     ("classification", "item"): "the item-level column (Berrett & Butucea, 2019) has no estimator here",
     ("regression", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run at "
                              "ε = 1",
     ("regression", "d"): "d = 2 law-free in experiments/minimax_d2.txt (make minimax MINIMAX_SUITE=...)",
-    ("regression", "beta_gamma"): "β = 1 only (exponent in β not swept)",
+    ("regression", "beta_gamma"): "no law-free run at β other than 1 in this folder (make minimax runs them)",
     ("regression", "item"): "the item-level column (Berrett et al., 2021) has no estimator here",
 }
-ITEM_LEVEL = {"mean_bounded_l2": ("p1a_item_level",), "mean_heavy": ("item_heavy",)}  # row -> item-level rates
+# row -> the item-level rates: Table 1's right column (item_bounded), then Proposition 1's user-level baselines
+ITEM_LEVEL = {"mean_bounded_l2": ("item_bounded", "p1a_item_level", "p1b_one_sample"), "mean_heavy": ("item_heavy",)}
 GLANCE_PARTS = (("n", "n"), ("m", "m"), ("eps", "ε ≤ 1"), ("eps>1", "ε > 1"), ("d", "d"),
                 ("beta_gamma", "β, γ"), ("item", "item-level column"))
 
@@ -309,16 +307,26 @@ def _eps_of(fixed: str) -> float:
     return np.nan
 
 
-def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame) -> str:
-    """One cell of the at-a-glance table: the law-free verdict (minimax) and the law-tied one, or why not run."""
+def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame,
+                 exponents: pd.DataFrame | None = None) -> str:
+    """One cell of the at-a-glance table: the law-free verdict (minimax) and the law-tied one, or why not run.
+
+    ``free`` holds the row's law-free fits (for the item column: every law-free fit), ``exponents`` the
+    exponent table of :mod:`.law_free.exponents` (the β, γ column reads it; its runs at β, γ ≠ 1 stay out of
+    the n, m and ε columns, which speak for the paper's β = γ = 1)."""
     texts = []
+    exponents = pd.DataFrame(columns=["experiment", "task", "beta", "gamma", "d"]) if exponents is None else exponents
+    varied = set(exponents.experiment[(exponents.beta.astype(float) != 1)
+                                      | (exponents.gamma.astype(float).fillna(1) != 1)])
     if part in ("n", "m", "eps", "d"):
-        lf = free[free.primary.astype(bool)]
-        # law-free rows at d >= 2 test the d in the exponent: they fill the d column; ε rows past 1 the ε > 1 one
-        lf = (lf[lf.d.astype(float) >= 2] if part == "d" else
-              lf[(lf.d.astype(float) < 2) & (lf.axis == part) & ~((lf.axis == "eps") & (lf.deep_lo.astype(float) > 1))])
+        lf = free[free.primary.astype(bool) & ~free.experiment.isin(varied)]
+        # the d column: d sweeps (the means' factors d, d²), and the learning rows' n, m, ε rows at d >= 2 (d sits in
+        # their exponent); ε rows past 1 fill the ε > 1 column
+        in_exponent = lf.d.astype(float).ge(2) & (row_key in ("classification", "regression"))
+        lf = (lf[(lf.axis == "d") | in_exponent] if part == "d" else
+              lf[~in_exponent & (lf.axis == part) & ~((lf.axis == "eps") & (lf.deep_lo.astype(float) > 1))])
         for r in lf.itertuples():
-            where = f"d = {r.d}, {r.axis}: " if part == "d" else ""
+            where = ("swept: " if r.axis == "d" else f"d = {int(r.d)}, {r.axis}: ") if part == "d" else ""
             texts.append(f"law-free {where}{r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})")
         for r in tied[(tied.axis == part) & tied.primary.astype(bool)].itertuples():
             texts.append(f"{r.experiment}: {r.verdict}")
@@ -328,9 +336,18 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
         above = tied[tied.primary.astype(bool) & (((tied.axis == "eps") & (tied.x_max.astype(float) > 1))
                                                   | tied.fixed.map(_eps_of).gt(1))]
         texts += [f"{r.experiment} ({r.axis}): {r.verdict}" for r in above.itertuples()]
-    elif part == "item":  # the item-level baselines sit under Baselines; ITEM_LEVEL names whose row they are
+    elif part == "beta_gamma":
+        task = {"classification": "classification", "regression": "regression"}.get(row_key)
+        for r in exponents[(exponents.task == task) & exponents.experiment.isin(varied)].itertuples():
+            at = f"β = {r.beta:g}" + (f", γ = {r.gamma:g}" if task == "classification" else "")
+            texts.append(f"law-free {at}, n: {r.verdict} ({_f(r.measured)} vs {_f(r.stated)})")
+    elif part == "item":  # the item-level rows sit under Baselines; ITEM_LEVEL names whose row they are
+        rates = ITEM_LEVEL.get(row_key, ())
+        lf = free[free.primary.astype(bool) & free.rate.isin(rates)]
+        texts += [f"law-free {r.experiment} ({r.estimator}, {r.axis}): {r.verdict} ({_f(r.deep_slope)} vs "
+                  f"{_f(r.theory)})" for r in lf.itertuples()]
         texts += [f"{r.experiment} ({r.estimator}, {r.axis}): {r.verdict}" for r in
-                  tied[tied.rate.isin(ITEM_LEVEL.get(row_key, ()))].itertuples()]
+                  tied[tied.rate.isin(rates)].itertuples()]
     if texts:
         return "; ".join(texts)
     if part in ("beta_gamma",) and row_key not in ("classification", "regression"):
@@ -341,7 +358,7 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
     return f"not run: {reason}" if reason else "not run"
 
 
-def _at_a_glance(fits: pd.DataFrame, free: pd.DataFrame) -> list:
+def _at_a_glance(fits: pd.DataFrame, free: pd.DataFrame, exponents: pd.DataFrame | None = None) -> list:
     """Table 1 row by row: what is measured (law-free minimax verdicts first) and what is not, with why."""
     lines = ["## Table 1 at a glance", "",
              "Per row and axis: the law-free verdict (worst lower-bound instance × oracle tuning, exact risks; "
@@ -352,13 +369,15 @@ def _at_a_glance(fits: pd.DataFrame, free: pd.DataFrame) -> list:
     fits = fits.reindex(columns=list(dict.fromkeys([*fits.columns, "axis", "primary", "rate", "fixed", "x_max",
                                                     "verdict", "experiment", "estimator", "table1_row"])))
     free = free.reindex(columns=list(dict.fromkeys([*free.columns, "axis", "primary", "verdict", "deep_slope",
-                                                    "theory", "table1_row", "d", "deep_lo"])))
+                                                    "theory", "table1_row", "d", "deep_lo", "experiment",
+                                                    "rate", "estimator"])))
     rows = []
     for row in TABLE1_ROWS:
         tied = fits[fits.table1_row == row.task] if len(fits) else fits
         lf = free[free.table1_row == row.key] if len(free) else free
-        rows.append([row.task, row.entry] + [_glance_cell(row.key, key, fits if key == "item" else tied, lf)
-                                             for key, _ in GLANCE_PARTS])
+        rows.append([row.task, row.entry] + [
+            _glance_cell(row.key, key, fits if key == "item" else tied, free if key == "item" else lf, exponents)
+            for key, _ in GLANCE_PARTS])
     return lines + pipe_table(header, rows) + [""]
 
 
@@ -387,7 +406,8 @@ def write_table1(base: Path) -> pd.DataFrame:
     primary = fits[fits.primary.astype(bool)] if len(fits) else fits
     fits["table1_row"] = ([_row_of(_primary_rate(primary, e, s, r)) for r, e, s in
                            zip(fits.rate, fits.experiment, fits.estimator)] if len(fits) else [])
-    lines += _at_a_glance(fits, free)
+    exponents_csv = base / "law_free" / "exponents.csv"
+    lines += _at_a_glance(fits, free, pd.read_csv(exponents_csv) if exponents_csv.exists() else None)
     header = ["experiment", "estimator", "family", "axis", "d", "fixed", "slope [95% CI]", "expected",
               "rate (source)", "verdict", "points", "reason"]
     atomic_write(base / "table1.csv", lambda p: fits.to_csv(p, index=False))

@@ -120,15 +120,27 @@ def _axis_points(points: pd.DataFrame, spec) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else points.assign(axis=[])
 
 
-def _fixed(spec, axis: str, frame: pd.DataFrame, d: int) -> dict:
-    return rate_arguments(spec.family_params, **{a: float(frame[a].iloc[0]) for a in AXES if a != axis}, d=d)
+def _fixed(spec, axis: str, frame: pd.DataFrame, d) -> dict:
+    """The rate's other arguments: the sweep's fixed axes (a d sweep: n, m and ε; otherwise also its d)."""
+    return rate_arguments(spec.family_params, **{a: float(frame[a].iloc[0]) for a in AXES if a != axis},
+                          **({} if axis == "d" else {"d": d}))
+
+
+def _rows(points: pd.DataFrame):
+    """(axis, d, frame) per fitted row: an n, m or ε sweep at one d; a d sweep whole (its d reported as NaN).
+
+    A d sweep's depth is 1/d: a larger d is further into the regime where the privacy term, which carries
+    the d-factor of Theorems 6 and 7, dominates the non-private D²/(mn)."""
+    for (axis, d), frame in points.assign(group=np.where(points.axis == "d", np.nan, points.d)).groupby(
+            ["axis", "group"], sort=False, dropna=False):
+        yield axis, (np.nan if axis == "d" else int(d)), (frame.assign(depth=1.0 / frame.d) if axis == "d" else frame)
 
 
 def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(points, windows, fits) of one law-free experiment."""
     points = _axis_points(point_values(entries, spec), spec)
     fits, windows = [], []
-    for (axis, d), frame in points.groupby(["axis", "d"], sort=False):
+    for axis, d, frame in _rows(points):
         usable = frame[np.isfinite(frame.M) & (frame.flag == "")]
         wins = window_fits(usable, axis, "M", "M_se", exact=True, decades=spec.window_decades, depth="depth")
         windows.append(wins.assign(axis=axis, d=d))
@@ -201,15 +213,15 @@ def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Pa
     for ax, axis in zip(axs[0], axes_):
         extra = {}
         panel = points[points.axis == axis]
-        for d, part in panel.groupby("d"):
+        for d, part in ([(np.nan, panel)] if axis == "d" else panel.groupby("d")):
             # "d = …" in the fits' and theory's labels only where the panel holds several d
-            tag = f", d = {d}" if panel.d.nunique() > 1 else ""
+            tag = f", d = {d}" if axis != "d" and panel.d.nunique() > 1 else ""
             ok = part.flag == ""
-            line = ax.plot(part[axis][ok], part.M[ok], "o-", ms=3, label=f"M, d = {d}")[0]
+            line = ax.plot(part[axis][ok], part.M[ok], "o-", ms=3, label="M" if axis == "d" else f"M, d = {d}")[0]
             if (~ok).any():
                 ax.plot(part[axis][~ok], part.M[~ok], "o", mfc="none", color=line.get_color())
                 extra["hollow"] = hollow_handle("hollow: ruled out (oracle tuning on the grid's edge)")
-            win = windows[(windows.axis == axis) & (windows.d == d)] if len(windows) else windows
+            win = windows[(windows.axis == axis) & _same_d(windows.d, d)] if len(windows) else windows
             for _, w in win[win.deepest | win.previous].iterrows():
                 sel = part[(part[axis] >= w.window_lo) & (part[axis] <= w.window_hi) & ok]
                 x = sel[axis].to_numpy(float)
@@ -219,7 +231,7 @@ def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Pa
             _theory_line(ax, axis, part[ok], _primary_fit(fits, axis, d), tag)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel({"eps": "ε", "n": "n (users)", "m": "m (samples per user)"}[axis])
+        ax.set_xlabel({"eps": "ε", "n": "n (users)", "m": "m (samples per user)", "d": "d (dimension)"}[axis])
         ax.set_ylabel("M = min over tuning of max over instances")
         ax.grid(True, which="both", alpha=0.3)
         handles, _ = ax.get_legend_handles_labels()
@@ -236,8 +248,13 @@ def _primary_fit(fits: pd.DataFrame | None, axis: str, d) -> pd.Series | None:
     """The verdict's row (the first rate) of (axis, d), or None."""
     if fits is None or fits.empty:
         return None
-    rows = fits[(fits.axis == axis) & (fits.d == d) & fits.primary.astype(bool)]
+    rows = fits[(fits.axis == axis) & _same_d(fits.d, d) & fits.primary.astype(bool)]
     return rows.iloc[0] if len(rows) else None
+
+
+def _same_d(column: pd.Series, d) -> pd.Series:
+    """Rows of dimension ``d``; NaN (a d sweep's rows) matches NaN."""
+    return column.isna() if pd.isna(d) else column == d
 
 
 def _theory_line(ax, axis: str, usable: pd.DataFrame, f: pd.Series | None, tag: str) -> None:
@@ -265,6 +282,11 @@ def write_law_free(spec, entries: pd.DataFrame, points, windows, fits, out: Path
 
 def _f(x, digits=3):
     return "—" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _dim(d) -> str:
+    """A row's d as the tables print it: a d sweep's row (NaN) reads "swept"."""
+    return "swept" if pd.isna(d) else str(int(d))
 
 
 def load_law_free_fits(base: Path) -> pd.DataFrame:
@@ -298,7 +320,7 @@ def write_law_free_table(base: Path) -> pd.DataFrame:
     rows = []
     for r in fits.itertuples():
         window = f"{r.deep_lo:.3g}–{r.deep_hi:.3g}" if np.isfinite(r.deep_lo) else "—"
-        rows.append([r.experiment if r.primary else "", r.axis if r.primary else "", r.d if r.primary else "",
+        rows.append([r.experiment if r.primary else "", r.axis if r.primary else "", _dim(r.d) if r.primary else "",
                      window if r.primary else "",
                      f"{_f(r.deep_slope)} [{_f(r.deep_ci_low)}, {_f(r.deep_ci_high)}]" if r.primary else "",
                      _f(r.prev_slope) if r.primary else "", f"{r.rate} ({r.rate_kind})", _f(r.theory),

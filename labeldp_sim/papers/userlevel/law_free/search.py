@@ -41,6 +41,9 @@ Config (``kind: userlevel_minimax``, ``mode: law_free``)::
       rates: [thm10_lower, thm9_cls]      # the verdict's rate first (the minimax rate), the others beside
       sweeps:
         n: {values: {lo: 1e6, hi: 1e12, per_decade: 4}, m: 1024, eps: 0.5}
+
+A sweep over ``d`` (``d: {values: [2, 4, 8], n: ..., m: ..., eps: ...}``) fits the d-exponent at fixed n,
+m, ε (Theorems 6 and 7's factors d and d²); the list ``d`` is then the dimensions of the other sweeps only.
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ class UserLawFreeSpec(JobSpec):
     estimator_name, estimator_params : the estimator (its tuning key set per entry)
     tuning_key, tunings : the estimator constant the oracle picks, and its grid
     signs : hidden-sign draws averaged per (point, scale); 0 = ``exact`` (every sign pattern, one entry)
-    sweeps : axis -> list of :class:`~.experiments.UserPoint`
+    sweeps : axis -> list of :class:`~.experiments.UserPoint` (axes n, m, eps at each listed d; d at fixed n, m, ε)
     rates : rate names; the first gives the verdict
     min_stage1 : a tuning is offered only where every stage I group has size·(ε²∧1) >= this
     window_decades : span of the sliding windows of the local slopes (2; a short sweep may use 1)
@@ -169,18 +172,22 @@ def _searched_grid(node: dict, key: str, cls, per_key="per_octave") -> tuple:
     return str(name), values
 
 
+SWEPT_AXES = ("n", "m", "eps", "d")
+
+
 def _sweeps(node: dict, dims: list) -> dict:
+    """axis -> its points: an n, m or ε sweep at every d of ``dims``; a d sweep at its fixed n, m and ε."""
     sweeps = node["sweeps"]
     check(isinstance(sweeps, dict) and sweeps, f"{NODE}.sweeps", sweeps, "a mapping axis -> {values, fixed axes}")
     out = {}
     for axis, sweep in sweeps.items():
-        check(axis in ("n", "m", "eps"), f"{NODE}.sweeps", axis, ["n", "m", "eps"])
+        check(axis in SWEPT_AXES, f"{NODE}.sweeps", axis, list(SWEPT_AXES))
         fixed_axes = [a for a in ("n", "m", "eps") if a != axis]
         check(isinstance(sweep, dict) and set(sweep) == {"values", *fixed_axes}, f"{NODE}.sweeps.{axis}", sweep,
               f"a mapping with keys values, {', '.join(fixed_axes)}")
         rule = AXIS_RULES[axis]
         raw = _grid(sweep["values"], f"{NODE}.sweeps.{axis}.values", "per_decade", 10.0,
-                    int if axis in ("n", "m") else float)
+                    int if axis in ("n", "m", "d") else float)
         values = sweep_values(f"{NODE}.sweeps.{axis}.values", raw, rule)
         check(len(values) <= MAX_SWEEP, f"{NODE}.sweeps.{axis}.values", f"{len(values)} values",
               f"at most {MAX_SWEEP} values")
@@ -188,7 +195,8 @@ def _sweeps(node: dict, dims: list) -> dict:
         for a in fixed_axes:
             check(AXIS_RULES[a].accepts(sweep[a]), f"{NODE}.sweeps.{axis}.{a}", sweep[a], AXIS_RULES[a].describe())
             fixed[a] = AXIS_RULES[a].cast(sweep[a])
-        out[axis] = [UserPoint(**{**fixed, axis: v, "d": d}) for d in dims for v in values]
+        out[axis] = ([UserPoint(**{**fixed, "d": v}) for v in values] if axis == "d" else
+                     [UserPoint(**{**fixed, axis: v, "d": d}) for d in dims for v in values])
     return out
 
 
@@ -200,7 +208,7 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     mode = cfg.get("mode", "law_free")
     check(mode == "law_free", "mode", mode, ["law_free"] + [" (a userlevel_minimax experiment is law-free; "
                                                             "its law-tied rows are the ul_* experiments)"])
-    node = config_node(cfg, NODE, NODE_KEYS, required=("task", "family", "scale", "estimator", "tuning", "d",
+    node = config_node(cfg, NODE, NODE_KEYS, required=("task", "family", "scale", "estimator", "tuning",
                                                        "rates", "sweeps"))
     task = node["task"]
     check(task in TASKS, f"{NODE}.task", task, list(TASKS))
@@ -220,7 +228,14 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     rates = rates if isinstance(rates, list) and rates else [rates]
     for r in rates:
         check(isinstance(r, str) and r in RATES, f"{NODE}.rates", r, f"rates of the registry: {', '.join(sorted(RATES))}")
-    dims = sweep_values(f"{NODE}.d", node["d"], AXIS_RULES["d"], "[1]")
+    sweeps_node = node["sweeps"]
+    # d: the dimensions of the n, m and ε sweeps; a d sweep names its own (so d is then required only
+    # where another axis is swept too, and refused where it would be ignored)
+    only_d = isinstance(sweeps_node, dict) and set(sweeps_node) == {"d"}
+    check(not (only_d and "d" in node), f"{NODE}.d", node.get("d"),
+          "absent: the only sweep is over d, whose values are in sweeps.d.values")
+    check(only_d or "d" in node, f"{NODE}.d", "(missing)", "a list of dimensions for the n, m and ε sweeps, e.g. [1]")
+    dims = [] if only_d else sweep_values(f"{NODE}.d", node["d"], AXIS_RULES["d"], "[1]")
     floor = node.get("min_stage1", 1000.0)
     check(is_number(floor) and floor > 0, f"{NODE}.min_stage1", floor, "a number > 0")
     window = node.get("window_decades", 2.0)

@@ -1,0 +1,102 @@
+"""Law-free ℓ∞ and ℓ2 means (issue 34): Algorithm 2 and Kashin in closed form against their trials; d sweeps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from labeldp_sim.harness.cli import validate_job
+from labeldp_sim.harness.errors import ConfigError
+from labeldp_sim.harness.points import keyed_rng
+from labeldp_sim.papers.userlevel.exact import user_mean_law
+from labeldp_sim.papers.userlevel.families import Thm6Hard, Thm7Hard
+from labeldp_sim.papers.userlevel.law_free.fit import analyse
+from labeldp_sim.papers.userlevel.mean import Algorithm2, KashinL2
+
+# As test_userlevel_law_free: a Monte-Carlo mean is N(expectation, SE²) up to the closed forms' stated
+# approximations (stage I's independent normal counts; Kashin's normal user means); 4 SE keeps a false alarm
+# below 1e-4 per check, and a 15 % error at these SEs (4-6 %) still fails.
+Z_MAX = 4.0
+
+
+def _mc_vs_exact(est, inst, n, m, eps, d, reps):
+    errors = []
+    for r in range(reps):
+        theta, _ = est._estimate(inst, n, m, eps, d, keyed_rng(11, "law-free-means", r), "sufficient")
+        errors.append(float(np.sum((np.atleast_1d(theta) - np.atleast_1d(inst.mu)) ** 2)))
+    exact = est.expected_error(inst, n, m, eps, d)["error"]
+    return float(np.mean(errors)) - exact, float(np.std(errors, ddof=1) / math.sqrt(reps)), exact
+
+
+@pytest.mark.parametrize("est, fam, n, m, eps, d, reps", [
+    (Algorithm2(c_delta=0.1), Thm7Hard(), 2 ** 15, 64, 0.5, 4, 200),  # one coordinate per group
+    (Algorithm2(), Thm7Hard(c=0.5), 2 ** 14, 64, 2.0, 4, 200),  # two coordinates share a group's users
+    (KashinL2(), Thm6Hard(), 2 ** 14, 64, 0.5, 2, 200),
+    (KashinL2(c_delta=0.1), Thm6Hard(), 2 ** 13, 16, 4.0, 2, 200),  # shared users: the covariance terms
+])
+def test_expected_error_agrees_with_the_trials(est, fam, n, m, eps, d, reps):
+    inst = fam.instance(keyed_rng(11, "instance"), n, m, eps, d)
+    gap, se, exact = _mc_vs_exact(est, inst, n, m, eps, d, reps)
+    assert abs(gap) <= Z_MAX * se, (gap, se, exact)
+
+
+def test_user_mean_law_is_binomial_for_two_points_and_keeps_the_moments_otherwise():
+    values, probs, exact = user_mean_law([-1.0, 1.0], [0.3, 0.7], 10)
+    assert exact and np.allclose(probs, stats.binom.pmf(np.arange(11), 10, 0.7))
+    np.testing.assert_allclose(values, (2 * np.arange(11) - 10) / 10)
+    atoms, weights = np.array([-1.0, 0.0, 0.5]), np.array([0.2, 0.5, 0.3])
+    values, probs, exact = user_mean_law(atoms, weights, 100)
+    mean, var = weights @ atoms, weights @ atoms ** 2 - (weights @ atoms) ** 2
+    # the discretised normal keeps the mean exactly (recentred atoms) and the variance to the cells' width²/12
+    assert not exact and probs @ values == pytest.approx(mean, abs=1e-15)
+    assert probs @ (values - mean) ** 2 == pytest.approx(var / 100, rel=1e-3)
+
+
+def test_the_hard_directions_search_their_scale():
+    """s = min(½, c·d/√(nm(ε²∧ε))): c scales s, ε > 1 enters through ε, not ε²."""
+    small = Thm6Hard(c=1.0).instance(0, 10 ** 8, 100, 4.0, 4).params["s"]
+    assert small == pytest.approx(4 / math.sqrt(10 ** 10 * 4.0))
+    assert Thm7Hard(c=2.0).instance(0, 10 ** 8, 100, 0.5, 4).params["s"] == pytest.approx(
+        2 * 4 / math.sqrt(10 ** 10 * 0.25))
+    assert Thm6Hard(c=10 ** 6).instance(0, 100, 1, 0.5, 2).params["s"] == 0.5
+
+
+def test_a_d_sweep_is_validated_and_fitted_whole(make_cfg, tmp_path):
+    spec = validate_job(make_cfg(["experiment=ul_minimax_linf", f"paths.results_dir={tmp_path}"]))
+    d_points = spec.sweeps["d"]
+    assert [p.d for p in d_points] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    assert {(p.n, p.m, p.eps) for p in d_points} == {(10 ** 12, 1024, 0.5)}
+    assert {p.d for p in spec.sweeps["n"]} == {8}
+    # M = C·d²·(1 ± 10⁻³): the d row's slope is 2 to 10⁻³ over every window, fitted as one row (its d NaN);
+    # the wiggle gives the windows' residual SE something to measure
+    # (the oracle's tuning 1 inside its grid 0.5, 1, 2, where the other two cost twice as much)
+    rows = [{"n": p.n, "m": p.m, "eps": p.eps, "d": p.d, "tuning": t, "scale": 1.0, "sign_draw": 0,
+             "error": 3e-9 * p.d ** 2 * (1 + 1e-3 * math.sin(p.d)) * (1 if t == 1.0 else 2), "admitted": True,
+             "length": np.nan} for p in d_points for t in (0.5, 1.0, 2.0)]
+    only_d = type(spec)(**{**spec.__dict__, "sweeps": {"d": d_points}, "tunings": [0.5, 1.0, 2.0], "scales": [1.0]})
+    points, windows, fits = analyse(pd.DataFrame(rows), only_d)
+    primary = fits[fits.primary]
+    assert len(primary) == 1 and primary.d.isna().all() and primary.axis.iloc[0] == "d"
+    assert primary.deep_slope.iloc[0] == pytest.approx(2.0, abs=2e-3)
+    assert primary.verdict.iloc[0] == "consistent" and primary.theory.iloc[0] == pytest.approx(2.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("override, key", [
+    ("+userlevel_minimax.sweeps.d.values=[1,2]", None),
+    ("userlevel_minimax.sweeps.d.values=[0,2]", "userlevel_minimax.sweeps.d.values"),
+])
+def test_bad_d_sweeps_name_their_key(make_cfg, tmp_path, override, key):
+    if key is None:  # the only sweep is over d: a list d would be ignored, so it is refused
+        cfg = make_cfg(["experiment=ul_minimax_linf", f"paths.results_dir={tmp_path}", "~userlevel_minimax.sweeps.n",
+                        "~userlevel_minimax.sweeps.m", "~userlevel_minimax.sweeps.eps"])
+        with pytest.raises(ConfigError) as err:
+            validate_job(cfg)
+        assert err.value.key == "userlevel_minimax.d"
+        return
+    with pytest.raises(ConfigError) as err:
+        validate_job(make_cfg(["experiment=ul_minimax_linf", f"paths.results_dir={tmp_path}", override]))
+    assert err.value.key == key
