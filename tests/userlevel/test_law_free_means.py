@@ -100,3 +100,43 @@ def test_bad_d_sweeps_name_their_key(make_cfg, tmp_path, override, key):
     with pytest.raises(ConfigError) as err:
         validate_job(make_cfg(["experiment=ul_minimax_linf", f"paths.results_dir={tmp_path}", override]))
     assert err.value.key == key
+
+
+def _free_row(experiment, axis, d, rate, slope, theory, verdict="consistent", table1_row=""):
+    return {"experiment": experiment, "axis": axis, "d": d, "rate": rate, "primary": True, "verdict": verdict,
+            "deep_slope": slope, "theory": theory, "deep_lo": 1e6, "table1_row": table1_row, "estimator": "x"}
+
+
+def test_the_glance_puts_d_sweeps_exponent_surfaces_and_the_item_column_where_they_belong():
+    from labeldp_sim.papers.userlevel.report import _glance_cell
+
+    free = pd.DataFrame([_free_row("ul_minimax_linf", "n", 8, "thm7_lower", -0.995, -1.0, table1_row="mean_bounded_linf"),
+                         _free_row("ul_minimax_linf", "d", np.nan, "thm7_lower", 2.0, 2.0,
+                                   table1_row="mean_bounded_linf")])
+    tied = pd.DataFrame(columns=["axis", "primary", "experiment", "verdict", "rate"])
+    # a mean's n row at d = 8 stays in the n column (d is a factor there, not in the exponent); its d sweep fills d
+    assert "ul_minimax_linf: consistent (-0.995" in _glance_cell("mean_bounded_linf", "n", tied, free)
+    assert _glance_cell("mean_bounded_linf", "d", tied, free) == "law-free ul_minimax_linf: d swept: consistent (2.000 vs 2.000)"
+    cls = pd.DataFrame([_free_row("ul_minimax_cls", "n", 1, "thm10_lower", -0.48, -0.5),
+                        _free_row("ul_minimax_cls_gamma05", "n", 1, "thm10_lower", -0.365, -0.376)])
+    exponents = pd.DataFrame({"experiment": ["ul_minimax_cls", "ul_minimax_cls_gamma05"], "task": "classification",
+                              "beta": [1.0, 1.0], "gamma": [1.0, 0.5], "d": 1, "verdict": "consistent",
+                              "measured": [-0.48, -0.365], "theory": [-0.5, -0.376]})
+    n_cell = _glance_cell("classification", "n", tied, cls, exponents)
+    assert "ul_minimax_cls:" in n_cell and "gamma05" not in n_cell  # the n column speaks for β = γ = 1
+    assert _glance_cell("classification", "beta_gamma", tied, cls, exponents) == (
+        "law-free ul_minimax_cls_gamma05: β = 1, γ = 0.5, n: consistent (-0.365 vs -0.376)")
+    item = pd.DataFrame([_free_row("ul_minimax_mean_item", "m", 1, "item_bounded", -1.0, -1.0)])
+    assert "ul_minimax_mean_item (x, m): consistent" in _glance_cell("mean_bounded_l2", "item", tied, item)
+
+
+def test_the_glance_links_every_experiment_it_names():
+    from labeldp_sim.papers.userlevel.site import _linked
+
+    class Site:
+        def page_href(self, relative):
+            return {"userlevel/law_free/ul_minimax_l2": "site/a.html", "userlevel/ul_mean_l2": "site/b.html"}.get(relative)
+
+    html = "<td>law-free ul_minimax_l2: consistent; ul_mean_l2: inconclusive; ul_nowhere: x</td>"
+    assert _linked(Site(), html) == ('<td>law-free <a href="site/a.html">ul_minimax_l2</a>: consistent; '
+                                     '<a href="site/b.html">ul_mean_l2</a>: inconclusive; ul_nowhere: x</td>')

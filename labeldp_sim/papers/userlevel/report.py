@@ -326,13 +326,13 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
         lf = (lf[(lf.axis == "d") | in_exponent] if part == "d" else
               lf[~in_exponent & (lf.axis == part) & ~((lf.axis == "eps") & (lf.deep_lo.astype(float) > 1))])
         for r in lf.itertuples():
-            where = ("swept: " if r.axis == "d" else f"d = {int(r.d)}, {r.axis}: ") if part == "d" else ""
-            texts.append(f"law-free {where}{r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})")
+            where = ("d swept: " if r.axis == "d" else f"d = {int(r.d)}, {r.axis}: ") if part == "d" else ""
+            texts.append(f"law-free {r.experiment}: {where}{r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})")
         for r in tied[(tied.axis == part) & tied.primary.astype(bool)].itertuples():
             texts.append(f"{r.experiment}: {r.verdict}")
     elif part == "eps>1":
         lf = free[free.primary.astype(bool) & (free.axis == "eps") & (free.deep_lo.astype(float) > 1)]
-        texts += [f"law-free {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})" for r in lf.itertuples()]
+        texts += [f"law-free {r.experiment}: {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})" for r in lf.itertuples()]
         above = tied[tied.primary.astype(bool) & (((tied.axis == "eps") & (tied.x_max.astype(float) > 1))
                                                   | tied.fixed.map(_eps_of).gt(1))]
         texts += [f"{r.experiment} ({r.axis}): {r.verdict}" for r in above.itertuples()]
@@ -340,7 +340,7 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
         task = {"classification": "classification", "regression": "regression"}.get(row_key)
         for r in exponents[(exponents.task == task) & exponents.experiment.isin(varied)].itertuples():
             at = f"β = {r.beta:g}" + (f", γ = {r.gamma:g}" if task == "classification" else "")
-            texts.append(f"law-free {at}, n: {r.verdict} ({_f(r.measured)} vs {_f(r.stated)})")
+            texts.append(f"law-free {r.experiment}: {at}, n: {r.verdict} ({_f(r.measured)} vs {_f(r.theory)})")
     elif part == "item":  # the item-level rows sit under Baselines; ITEM_LEVEL names whose row they are
         rates = ITEM_LEVEL.get(row_key, ())
         lf = free[free.primary.astype(bool) & free.rate.isin(rates)]

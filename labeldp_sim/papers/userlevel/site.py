@@ -7,6 +7,8 @@ Read from ``results/userlevel/law_free/table.csv`` (law-free rows), ``results/us
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from labeldp_sim.report.site import Layout, Section, register_layout, register_section
@@ -101,13 +103,22 @@ LAW_TIED_HEADING = ("<h3>Law-tied rows</h3><p>Fixed instances, tested one-sidedl
                     "they confirm the estimators, they give no minimax verdict.</p>")
 
 
+def _linked(site, html: str) -> str:
+    """The glance's experiment names as links to their pages (law-free, then law-tied); unknown names left as text."""
+    def link(match):
+        name = match.group(0)
+        href = site.page_href(f"{BASE}/law_free/{name}") or site.page_href(f"{BASE}/{name}")
+        return f'<a href="{esc(href)}">{name}</a>' if href else name
+    return re.sub(r"(?<![\w/.])ul_[a-z0-9_]+\b", link, html)
+
+
 def _section(site):
     parts = []
     relative = f"{BASE}/table1.md"
     text = site.read_text(relative)
     glance = markdown_section(text, "Table 1 at a glance") if text else None
     if glance:
-        parts.append("<h3>Table 1 at a glance</h3>" + markdown_html(glance) + site.sources(relative))
+        parts.append("<h3>Table 1 at a glance</h3>" + _linked(site, markdown_html(glance)) + site.sources(relative))
     else:
         parts.append(site.missing_file(relative, "make sweep writes it"))
     # the glance above states each row's verdict: the law-free rows with their slopes open on a click
@@ -117,6 +128,10 @@ def _section(site):
     parts.append(_rows(site, f"{BASE}/table1.csv", "make sweep writes it", LAW_TIED_HEADING, _law_tied_rows,
                        folded=True))
     figures = [shown for stem, caption in (("exponents", "measured exponents against Table 1"),
+                                           ("law_free/exponents", "law-free n-exponents at every β, γ against "
+                                                                  "the stated ones"),
+                                           ("law_free/baselines_m", "law-free error against m: Algorithm 1, the "
+                                                                    "item-level estimator, P1a, P1b"),
                                            ("error_vs_m", "error against m per estimator"))
                if (shown := site.figure(f"{BASE}/{stem}", caption))]
     if figures:
