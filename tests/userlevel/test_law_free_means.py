@@ -13,9 +13,9 @@ from labeldp_sim.harness.cli import validate_job
 from labeldp_sim.harness.errors import ConfigError
 from labeldp_sim.harness.points import keyed_rng
 from labeldp_sim.papers.userlevel.exact import user_mean_law
-from labeldp_sim.papers.userlevel.families import Thm6Hard, Thm7Hard
+from labeldp_sim.papers.userlevel.families import Spike, Thm6Hard, Thm7Hard
 from labeldp_sim.papers.userlevel.law_free.fit import analyse
-from labeldp_sim.papers.userlevel.mean import Algorithm2, KashinL2
+from labeldp_sim.papers.userlevel.mean import Algorithm2, HeavyCoordinate, HeavyTailed, KashinL2
 
 # As test_userlevel_law_free: a Monte-Carlo mean is N(expectation, SE²) up to the closed forms' stated
 # approximations (stage I's independent normal counts; Kashin's normal user means); 4 SE keeps a false alarm
@@ -37,6 +37,10 @@ def _mc_vs_exact(est, inst, n, m, eps, d, reps):
     (Algorithm2(), Thm7Hard(c=0.5), 2 ** 14, 64, 2.0, 4, 200),  # two coordinates share a group's users
     (KashinL2(), Thm6Hard(), 2 ** 14, 64, 0.5, 2, 200),
     (KashinL2(c_delta=0.1), Thm6Hard(), 2 ** 13, 16, 4.0, 2, 200),  # shared users: the covariance terms
+    (HeavyTailed(p=2.0), Spike(p=2.0), 2 ** 16, 16, 1.0, 1, 300),  # the user mean clipped to [−D, D] first
+    (HeavyTailed(p=3.0), Spike(p=3.0, c=4.0), 2 ** 15, 8, 0.5, 1, 300),
+    (HeavyCoordinate(p=2.0), Spike(p=2.0), 2 ** 17, 16, 0.5, 4, 200),  # Remark 2: Theorem 3 per coordinate
+    (HeavyCoordinate(p=2.0), Spike(p=2.0, c=2.0), 2 ** 16, 16, 2.0, 4, 200),
 ])
 def test_expected_error_agrees_with_the_trials(est, fam, n, m, eps, d, reps):
     inst = fam.instance(keyed_rng(11, "instance"), n, m, eps, d)
@@ -140,3 +144,31 @@ def test_the_glance_links_every_experiment_it_names():
     html = "<td>law-free ul_minimax_l2: consistent; ul_mean_l2: inconclusive; ul_nowhere: x</td>"
     assert _linked(Site(), html) == ('<td>law-free <a href="site/a.html">ul_minimax_l2</a>: consistent; '
                                      '<a href="site/b.html">ul_mean_l2</a>: inconclusive; ul_nowhere: x</td>')
+
+
+def test_the_spike_in_d_dimensions_has_the_coordinatewise_moment():
+    """X = a e_K w.p. δ, K uniform: E|X_k|^p = M_p for every k, δ = c/(m√(nε²)) (capped at 1)."""
+    inst = Spike(p=3.0, M_p=2.0, c=2.0).instance(0, 10 ** 6, 16, 0.5, 4)
+    delta = 2.0 / (16 * math.sqrt(10 ** 6 * 0.25))
+    assert inst.params["delta"] == pytest.approx(delta)
+    np.testing.assert_allclose(inst.probs @ np.abs(inst.support) ** 3, np.full(4, 2.0), rtol=1e-12)
+    assert Spike().instance(0, 10 ** 6, 16, 0.5).params == Spike(c=1.0).instance(0, 10 ** 6, 16, 0.5).params
+
+
+def test_a_worst_case_row_is_one_sided_and_its_one_tuning_is_not_an_edge(make_cfg, tmp_path):
+    spec = validate_job(make_cfg(["experiment=ul_minimax_heavy", f"paths.results_dir={tmp_path}"]))
+    assert spec.one_sided and spec.tunings == [1.0]
+    pts = spec.sweeps["n"]
+    # M = c·n^(−0.6)·(1 ± 10⁻³) at the theorem's one tuning: faster than the bound's −0.5, so "respected"
+    rows = [{"n": p.n, "m": p.m, "eps": p.eps, "d": p.d, "tuning": 1.0, "scale": c, "sign_draw": 0,
+             "error": c * p.n ** -0.6 * (1 + 1e-3 * math.sin(p.n)), "admitted": True, "length": np.nan}
+            for p in pts for c in spec.scales]
+    only_n = type(spec)(**{**spec.__dict__, "sweeps": {"n": pts}})
+    points, _, fits = analyse(pd.DataFrame(rows), only_n)
+    assert (points.flag == "").all()  # one tuning: the theorem's, no oracle edge to rule it out
+    primary = fits[fits.primary].iloc[0]
+    assert primary.verdict == "upper bound respected" and primary.reason.startswith("worst case over the family's")
+    with pytest.raises(ConfigError) as err:  # one-sided needs an upper bound first
+        validate_job(make_cfg(["experiment=ul_minimax_heavy", f"paths.results_dir={tmp_path}",
+                               "userlevel_minimax.rates=[spike_lower]"]))
+    assert err.value.key == "userlevel_minimax.rates"

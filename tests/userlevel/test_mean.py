@@ -248,6 +248,6 @@ def test_same_seed_same_numbers():
 
 def test_registries():
     assert set(FAMILIES) == {"fixed", "thm2", "thm6", "thm7", "spike"}
-    assert set(ESTIMATORS) == {"alg1", "heavy", "alg2", "kashin", "item", "one_sample", "naive", "item_ldp"}
+    assert set(ESTIMATORS) == {"alg1", "heavy", "alg2", "kashin", "item", "one_sample", "naive", "item_ldp", "heavy_coord"}
     assert all(ESTIMATORS[k].task == "mean" for k in ESTIMATORS)
     assert not FAMILIES["fixed"].minimax_hard and all(FAMILIES[k].minimax_hard for k in FAMILIES if k != "fixed")

@@ -205,8 +205,8 @@ def test_the_exact_path_of_a_law_tied_experiment(make_cfg, tmp_path):
 
 def test_the_exact_path_refuses_an_estimator_without_one(make_cfg, tmp_path):
     with pytest.raises(ConfigError) as err:
-        validate_job(make_cfg(["experiment=ul_mean_heavy", "userlevel.path=exact", f"paths.results_dir={tmp_path}"]))
-    assert err.value.key == "userlevel.path" and "heavy" in err.value.allowed
+        validate_job(make_cfg(["experiment=ul_so", "userlevel.path=exact", f"paths.results_dir={tmp_path}"]))
+    assert err.value.key == "userlevel.path" and "alg3" in err.value.allowed
 
 
 def _scalar_bump_overlaps(Be, Bi, d, powers):

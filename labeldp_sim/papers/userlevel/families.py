@@ -14,7 +14,7 @@ fixed      X = ±D, P(+D) = (1+s)/2, s = 0.3                                 no
 thm2       X = ±D, P(+D) = (1+sv)/2, s = min(½, (nm(ε²∧1))^{−1/2}) (57)     yes (Thm 2)
 thm6       X = ±D e_k w.p. (1 ± s v_k)/(2d), s = min(½, cd/√(mn(ε²∧ε)))     yes (Thm 6)
 thm7       X = ±D h_k (Hadamard columns), same probabilities               yes (Thm 7)
-spike      X = a w.p. δ else 0, δ = 1/(m√(nε²)), a = (M_p/δ)^{1/p}          yes (SPEC §6)
+spike      X = a w.p. δ else 0, δ = c/(m√(nε²)), a = (M_p/δ)^{1/p}          yes (SPEC §6)
 =========  ===============================================================  ==============
 """
 
@@ -216,9 +216,14 @@ class Thm7Hard(_SignedDirections):
 class Spike(MeanFamily):
     r"""Heavy-tailed spike (SPEC §6, derived for the notes): X = a w.p. δ, else 0.
 
-    δ = min(1, 1/(m√(nε²))) and a = (M_p/δ)^{1/p}, so E|X|^p = M_p exactly and
+    δ = min(1, c/(m√(nε²))) and a = (M_p/δ)^{1/p}, so E|X|^p = M_p exactly and
     μ = aδ = M_p^{1/p} δ^{1−1/p}.  A user's sum is a·Bin(m, δ).  The lower
-    bound it gives is (m²nε²)^{−(1−1/p)} (Theorem 3's second term).
+    bound it gives is (m²nε²)^{−(1−1/p)} (Theorem 3's second term); c = 1 is
+    SPEC §6's instance, and the worst-case rows search c.
+
+    At d > 1 (Remark 2's coordinatewise class E|X_k|^p ≤ M_p, (12)): X = a e_K w.p.
+    δ, K uniform on {1..d}, else 0, with a = (M_p d/δ)^{1/p}: every coordinate is
+    the spike {a, 0} with probability δ/d, so E|X_k|^p = M_p exactly.
 
     Parameters
     ----------
@@ -226,24 +231,31 @@ class Spike(MeanFamily):
         Moment order, ≥ 2 (Theorem 3).
     M_p : float
         p-th moment, > 0.
+    c : float
+        Constant of δ, > 0.
     """
 
     name = "spike"
     minimax_hard = True
-    parameters = {"p": Interval(float, 2), "M_p": POSITIVE}
+    parameters = {"p": Interval(float, 2), "M_p": POSITIVE, "c": POSITIVE}
 
-    def __init__(self, p=2.0, M_p=1.0):
+    def __init__(self, p=2.0, M_p=1.0, c=1.0):
         check(isinstance(p, (int, float)) and np.isfinite(p) and p >= 2, "p", p, ">= 2")
         check(isinstance(M_p, (int, float)) and np.isfinite(M_p) and M_p > 0, "M_p", M_p, "> 0")
-        self.p, self.M_p = float(p), float(M_p)
+        check(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) and c > 0, "c", c, "> 0")
+        self.p, self.M_p, self.c = float(p), float(M_p), float(c)
 
     def instance(self, rng, n, m, eps, d=1):
         rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
         _check_point(n, m, eps, d)
-        check(d == 1, "d", d, "1 (a one-dimensional family)")
-        delta = min(1.0, 1.0 / (m * np.sqrt(n * eps ** 2)))
-        a = (self.M_p / delta) ** (1.0 / self.p)
-        return MeanInstance([a, 0.0], [delta, 1.0 - delta], 1, m, {"delta": delta, "a": a})
+        delta = min(1.0, self.c / (m * np.sqrt(n * eps ** 2)))
+        if d == 1:
+            a = (self.M_p / delta) ** (1.0 / self.p)
+            return MeanInstance([a, 0.0], [delta, 1.0 - delta], 1, m, {"delta": delta, "a": a})
+        a = (self.M_p * d / delta) ** (1.0 / self.p)
+        support = np.vstack([a * np.eye(int(d)), np.zeros((1, int(d)))])
+        probs = np.append(np.full(int(d), delta / d), 1.0 - delta)
+        return MeanInstance(support, probs, d, m, {"delta": delta, "a": a})
 
 
 FAMILIES = {cls.name: cls for cls in (FixedSign, Thm2Hard, Thm6Hard, Thm7Hard, Spike)}

@@ -43,7 +43,7 @@ from labeldp_sim.papers.userlevel.mean_baselines import ItemLevel, ItemLevelLDP,
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
            "algorithm2_plan", "algorithm2_groups", "algorithm2", "split_sizes", "KashinBasis",
-           "MeanEstimator", "Algorithm1", "HeavyTailed", "Algorithm2", "KashinL2", "ItemLevel",
+           "MeanEstimator", "Algorithm1", "HeavyTailed", "HeavyCoordinate", "Algorithm2", "KashinL2", "ItemLevel",
            "OneSample", "NaiveLaplace", "ItemLevelLDP", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
 
 STAGE1_MIN = 1000.0  # SPEC §7: stage I needs (group size)·(ε²∧1) ≳ 1000
@@ -60,12 +60,13 @@ def _check_tuning(c_h, c_delta) -> tuple:
     return c_h, float(c_delta)
 
 
-def _coordinate_errors(support, probs, dim, D, m, n, eps, c_h, c_delta) -> tuple:
+def _coordinate_errors(support, probs, dim, m, n, eps, tuning_of) -> tuple:
     """Algorithm 2's instances in closed form: (one :func:`~.exact.alg1_expected_error` dict per coordinate, info).
 
     Coordinate l of a group of ``size`` users runs Algorithm 1 on ⌊size/2⌋ + ⌈size/2⌉ users at ε per
-    instance with :func:`algorithm2_tuning`; coordinates whose user-mean law and group size coincide
-    share one evaluation (Theorem 7's Hadamard coordinates take few distinct laws).
+    instance with the tuning ``tuning_of(size, ε per instance)`` (its ``pre_clip`` clips the user means to
+    [−D, D] first, Theorem 3); coordinates whose user-mean law and group size coincide share one evaluation
+    (Theorem 7's Hadamard coordinates take few distinct laws, a spike's coordinates one).
     """
     regime, groups, eps_inst, sizes = algorithm2_groups(dim, eps, n)
     per = [None] * dim
@@ -75,15 +76,17 @@ def _coordinate_errors(support, probs, dim, D, m, n, eps, c_h, c_delta) -> tuple
         size = int(size)
         n1 = size // 2
         stage2.append(size - n1)
-        tuning = algorithm2_tuning(D, m, size, c_h, c_delta)
+        tuning = tuning_of(size, eps_inst)
         for l in coords:
             atoms, inverse = np.unique(support[:, l], return_inverse=True)
             weights = np.bincount(inverse, weights=probs)
             key = (size, atoms.tobytes(), weights.tobytes())
             if key not in seen:
                 values, law, exact = user_mean_law(atoms, weights, m)
-                seen[key] = dict(alg1_expected_error(values, law, float(weights @ atoms), D, tuning.h, tuning.delta,
-                                                     eps_inst, n1, size - n1), exact_law=exact)
+                if tuning.pre_clip:
+                    values = np.clip(values, -tuning.D, tuning.D)
+                seen[key] = dict(alg1_expected_error(values, law, float(weights @ atoms), tuning.D, tuning.h,
+                                                     tuning.delta, eps_inst, n1, size - n1), exact_law=exact)
             per[l] = seen[key]
     info = {"regime": regime, "groups": len(groups), "eps_instance": eps_inst,
             "min_stage1_users": int(sizes.min()) // 2, "coordinate_groups": groups, "stage2_users": stage2}
@@ -226,6 +229,23 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
     def check_point(self, family, n, m, eps, d):
         check(d == 1, "d", d, "1 (Theorem 3 is one-dimensional)")
 
+    exact_expected_error = True
+
+    def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
+        """E(μ̂ − μ)²: Algorithm 1 on clip(X̄, ±D) (:func:`~.exact.alg1_expected_error`), the user mean's law exact for
+        a two-point law (the spike: a·Bin(m, δ)/m), else normal (:func:`~.exact.user_mean_law`)."""
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        check(d == 1, "d", d, "1 (Theorem 3 is one-dimensional)")
+        M_p = self.M_p if self.M_p is not None else inst.moment(self.p)
+        tuning = self.tuning(M_p, n, m, eps)
+        values, law, exact = user_mean_law(inst.support, inst.probs, m)
+        n1 = n // 2
+        out = alg1_expected_error(np.clip(values, -tuning.D, tuning.D), law, inst.mu, tuning.D, tuning.h, tuning.delta,
+                                  eps, n1, n - n1)
+        out.update(self._regime(n, m, eps, 1, n1, eps), M_p=M_p, exact_law=exact, h=tuning.h, delta=tuning.delta)
+        out["tail_ratio"] = n * eps ** 2 / (6.0 ** (2 * self.p) * m ** (self.p - 2))
+        return out
+
     def _estimate(self, inst, n, m, eps, d, rng, path):
         M_p = self.M_p if self.M_p is not None else inst.moment(self.p)
         tuning = self.tuning(M_p, n, m, eps)
@@ -236,6 +256,52 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
         info["tail_ratio"] = n * eps ** 2 / (6.0 ** (2 * self.p) * m ** (self.p - 2))
         info["in_regime"] = bool(info["in_regime"] and info["tail_ratio"] >= 1)
         return out["estimate"], info
+
+
+class HeavyCoordinate(HeavyTailed):
+    r"""Remark 2, (12): Algorithm 2 whose instances are Theorem 3's heavy-tailed Algorithm 1 (coordinatewise moments).
+
+    For E|X_k|^p ≤ M_p, k = 1..d (Appendix B.4): Algorithm 2's groups (:func:`algorithm2_plan`), each
+    coordinate's instance clipping the user means to [−D, D] with Theorem 3's tuning (:meth:`HeavyTailed.tuning`)
+    at its group's size and ε per instance.  Rate (12): M_p^{2/p}[d² ln m/(mn(ε²∧ε)) ∨ (d/(m²n(ε²∧ε)))^{1−1/p}
+    + d/(mn)], whose second term lacks a factor d (slip R2: summing d coordinates of Theorem 3 gives
+    d·(d/(m²n(ε²∧ε)))^{1−1/p}).
+
+    Parameters
+    ----------
+    p, M_p, c, c_D, c1, min_stage1 : as :class:`HeavyTailed` (M_p None: the instance's largest E|X_k|^p).
+    """
+
+    name = "heavy_coord"
+
+    def check_point(self, family, n, m, eps, d):
+        algorithm2_groups(d, eps, n)
+
+    def _moment(self, inst) -> float:
+        s = inst.support.reshape(len(inst.support), -1)
+        return self.M_p if self.M_p is not None else float(np.max(inst.probs @ np.abs(s) ** self.p))
+
+    def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
+        """E||μ̂ − μ||² = Σ_k E(μ̂_k − μ_k)², every coordinate's instance in closed form (:func:`_coordinate_errors`)."""
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        M_p = self._moment(inst)
+        per, info = _coordinate_errors(inst.support.reshape(len(inst.support), -1), inst.probs, d, m, n, eps,
+                                       lambda size, e: self.tuning(M_p, size, m, e))
+        out = {"error": float(sum(o["error"] for o in per)), "exact_law": all(o["exact_law"] for o in per)}
+        out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]), M_p=M_p,
+                   **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
+        return out
+
+    def _estimate(self, inst, n, m, eps, d, rng, path):
+        M_p = self._moment(inst)
+
+        def draw(n_users, coords):
+            return inst.draw(rng, n_users, path, transform=_columns(coords))
+
+        theta, info = algorithm2(draw, d, None, m, n, eps, rng, truth=np.atleast_1d(inst.mu),
+                                 tuning_of=lambda size, e: self.tuning(M_p, size, m, e))
+        info.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]), M_p=M_p)
+        return theta, info
 
 
 class Algorithm2(MeanEstimator, _TwoStageRegime):
@@ -278,7 +344,8 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
         n, m, eps, d = int(n), int(m), float(eps), int(d)
         D = self.D if self.D is not None else inst.bound("inf")
         support = inst.support.reshape(len(inst.support), -1)
-        per, info = _coordinate_errors(support, inst.probs, d, D, m, n, eps, self.c_h, self.c_delta)
+        per, info = _coordinate_errors(support, inst.probs, d, m, n, eps,
+                                       lambda size, _: algorithm2_tuning(D, m, size, self.c_h, self.c_delta))
         out = {"error": float(sum(o["error"] for o in per)), "exact_law": all(o["exact_law"] for o in per)}
         out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]),
                    **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
@@ -362,8 +429,9 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
         D = self.D if self.D is not None else inst.bound("l2")
         basis, K, coef = self._coefficients(inst, d)
         support = coef.support.reshape(len(coef.support), -1)
-        per, info = _coordinate_errors(support, coef.probs, 2 * d, K * D / math.sqrt(d), m, n, eps, self.c_h,
-                                       self.c_delta)
+        D_coef = K * D / math.sqrt(d)
+        per, info = _coordinate_errors(support, coef.probs, 2 * d, m, n, eps,
+                                       lambda size, _: algorithm2_tuning(D_coef, m, size, self.c_h, self.c_delta))
         bias = np.array([o["bias"] for o in per])
         second = np.outer(bias, bias)
         np.fill_diagonal(second, [o["error"] for o in per])
@@ -395,5 +463,5 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
         return basis.reconstruct(theta[None, :])[0], info
 
 
-ESTIMATORS = {cls.name: cls for cls in (Algorithm1, HeavyTailed, Algorithm2, KashinL2, ItemLevel, OneSample,
+ESTIMATORS = {cls.name: cls for cls in (Algorithm1, HeavyTailed, HeavyCoordinate, Algorithm2, KashinL2, ItemLevel, OneSample,
                                         NaiveLaplace, ItemLevelLDP)}

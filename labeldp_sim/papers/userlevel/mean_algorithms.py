@@ -191,7 +191,7 @@ def algorithm2_tuning(D, m, size, c_h=4.0, c_delta=1.0) -> TwoStageTuning:
     return TwoStageTuning(float(D), c_h * D / math.sqrt(m), c_delta * D * math.sqrt(math.log(max(int(size), 1)) / m))
 
 
-def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None, c_h=4.0, c_delta=1.0):
+def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None, c_h=4.0, c_delta=1.0, tuning_of=None):
     r"""Algorithm 2 (MeanEst, ℓ∞ support ||X||_∞ ≤ D): θ̂ coordinate by coordinate.
 
     Each group's users are split in halves (stage I, stage II) shared by the
@@ -211,6 +211,9 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None, c_h=4.0, c_delta=1.0
         True mean, for the stage I success flags.
     c_h, c_delta : float
         The constants of every instance's tuning (:func:`algorithm2_tuning`; Theorem 1's by default).
+    tuning_of : callable (group size, ε per instance) -> TwoStageTuning, optional
+        Another tuning of the instances (Remark 2: Theorem 3's heavy-tailed one); ``D``, ``c_h`` and
+        ``c_delta`` are then unused.
 
     Returns
     -------
@@ -225,7 +228,8 @@ def algorithm2(draw, dim, D, m, n, eps, rng, *, truth=None, c_h=4.0, c_delta=1.0
     for coords, size in zip(groups, sizes):
         n1 = int(size) // 2
         stage1, stage2 = draw(n1, coords), draw(int(size) - n1, coords)
-        tuning = algorithm2_tuning(D, m, size, c_h, c_delta)
+        tuning = (algorithm2_tuning(D, m, size, c_h, c_delta) if tuning_of is None
+                  else tuning_of(int(size), eps_inst))
         for j, l in enumerate(coords):
             f = coordinate(j)
             out = twostage_details(stage1.map_samples(f, linear=True), stage2.map_samples(f, linear=True),

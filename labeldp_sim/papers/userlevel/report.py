@@ -239,6 +239,7 @@ ROW_OF_RATE = {"thm1_alg1": "mean_bounded_l2", "alg1_constants": "mean_bounded_l
                "thm5_l2": "mean_bounded_l2", "thm6_lower": "mean_bounded_l2", "thm4_linf": "mean_bounded_linf",
                "alg2_constants": "mean_bounded_linf", "thm7_lower": "mean_bounded_linf",
                "thm3_heavy": "mean_heavy", "rem2_heavy_l2": "mean_heavy", "rem2_heavy_coord": "mean_heavy",
+               "rem2_heavy_coord_summed": "mean_heavy",
                "spike_lower": "mean_heavy", "thm8_so": "so", "thm9_cls": "classification",
                "thm10_lower": "classification", "thm11_reg": "regression", "thm12_lower": "regression",
                # Theorem 5's constant form (Kashin) and Theorem 2's fixed-n statement: their own rows
@@ -272,8 +273,10 @@ def pipe_table(header: list, rows: list) -> list:
 NOT_RUN = {
     ("mean_bounded_linf", "item"): "the item-level ℓ∞ rate (Duchi et al., 2018) needs their sampling mechanism; "
                                    "Laplace per coordinate (item_ldp) pays d³, not d², so it would not test the column",
-    ("mean_heavy", "d"): "heavy tails at d > 1 (Remark 2, (12)-(13)): no estimator here yet",
-    ("mean_heavy", "eps>1"): "Theorem 3 is one-dimensional (ε²∧1); Remark 2's ε²∧ε needs d > 1 (no estimator)",
+    ("mean_heavy", "d"): "heavy tails at d > 1: ul_minimax_heavy_coord (Remark 2's estimator, make minimax) is not in "
+                         "this folder",
+    ("mean_heavy", "eps>1"): "Theorem 3 is one-dimensional (ε²∧1); Remark 2's ε²∧ε: ul_minimax_heavy_coord_eps "
+                             "(make minimax) is not in this folder",
     ("mean_heavy", "item"): "item_heavy is in the registry; no item-level estimator runs on the spike family yet",
     ("mean_heavy", "law_free"): "the paper gives no lower bound (Table 1 cites none); the spike family (SPEC §6) has "
                                 "no exact path yet for a worst-case search",

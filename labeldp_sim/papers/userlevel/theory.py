@@ -193,6 +193,12 @@ def _rem2_coord(n, m, eps, d, p, D, M, b, g, s2):
     return M ** (2.0 / p) * (np.maximum(first, spike) + d / (m * n))
 
 
+def _rem2_coord_summed(n, m, eps, d, p, D, M, b, g, s2):
+    first = d ** 2 * np.log(m) / (m * n * _e2e(eps))
+    spike = d * (d / (m ** 2 * n * _e2e(eps))) ** (1.0 - 1.0 / p)
+    return M ** (2.0 / p) * (np.maximum(first, spike) + d / (m * n))
+
+
 def _rem2_l2(n, m, eps, d, p, D, M, b, g, s2):
     first = d * np.log(m) / (m * n * _e2e(eps))
     spike = (d / (m ** 2 * n * _e2e(eps))) ** (1.0 - 1.0 / p)
@@ -362,6 +368,16 @@ _RATE_LIST = [
          "Slip R2: with coordinatewise moments the second term lacks a factor d "
          "(summing d coordinates of (115)). Slip 6 on (112)/(114). Value is the printed form.",
          _MSE, _rem2_coord),
+    Rate("rem2_heavy_coord_summed",
+         "M_p^{2/p}[d² ln m/(mn(ε²∧ε)) ∨ d·(d/(m²n(ε²∧ε)))^{1−1/p} + d/(mn)]",
+         "Remark 2, eq. (12) with slip R2 corrected: Theorem 3's (4) summed over the d coordinates of "
+         "Algorithm 2 (n/d users each at ε < 1)",
+         "upper",
+         "coordinatewise moments E|X_k|^p ≤ M_p for all k; nε² ≥ c1 d ln m",
+         "ln m in the first term",
+         "What Appendix B.4's argument gives: the printed (12) (rem2_heavy_coord) drops the factor d of the "
+         "second term, so its d-exponent is 1 − 1/p where the sum has 2 − 1/p.",
+         _MSE, _rem2_coord_summed),
     Rate("rem2_heavy_l2",
          "M_p^{2/p}[d ln m/(mn(ε²∧ε)) ∨ (d/(m²n(ε²∧ε)))^{1−1/p} + 1/(mn)]",
          "Remark 2, eq. (13) (= (121)); Table 1 row 'Mean, heavy-tail'",

@@ -23,7 +23,8 @@ scale × sign draw):
   largest.
 * **Verdict** against the first rate of the experiment (the minimax rate:
   the lower bound, which the upper bound matches up to log factors), two-sided
-  on the deepest window, pre-asymptotic when the previous window disagrees;
+  on the deepest window, pre-asymptotic when the previous window disagrees
+  (``one_sided``: a worst-case row against an upper bound, "upper bound respected" or "violated");
   every other rate's local slope is listed beside it, and an upper bound is
   checked one-sidedly ("upper bound respected" when the deepest CI lies below
   its local slope + tol).
@@ -47,7 +48,7 @@ import pandas as pd  # noqa: E402
 from labeldp_sim.stats.fit import verdict  # noqa: E402
 from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, wrap_title, write_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
-from labeldp_sim.stats.windows import verdict_reason, window_fits, window_verdict  # noqa: E402
+from labeldp_sim.stats.windows import verdict_reason, window_fits, window_text, window_verdict  # noqa: E402
 from labeldp_sim.papers.userlevel.report import (BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict,  # noqa: E402
                                                  pipe_table)
 from labeldp_sim.papers.userlevel.theory import RATES, expected_slope, rate_arguments  # noqa: E402
@@ -96,8 +97,9 @@ def point_values(entries: pd.DataFrame, spec) -> pd.DataFrame:
         admitted_t = np.sort(ok_tuning[ok_tuning].index.to_numpy(float))
         curve = worst.set_index("tuning")["mean"].sort_index()
         # t = 0 is the parameter's own bound (e.g. no margin Δ): nothing lies beyond it
-        if (np.isclose(t, tunings[0]) or np.isclose(t, tunings[-1]) or np.isclose(t, admitted_t[0])) \
-                and t != 0 and not _flat_at(curve, t):
+        # a one-value grid is the theorem's own tuning (a worst-case row), not an oracle that may lie beyond
+        if len(tunings) > 1 and (np.isclose(t, tunings[0]) or np.isclose(t, tunings[-1])
+                                 or np.isclose(t, admitted_t[0])) and t != 0 and not _flat_at(curve, t):
             where = "on the grid's edge" if t in (tunings[0], tunings[-1]) else "at the smallest admitted value"
             flags.append(f"oracle {spec.tuning_key} = {t:.3g} {where}")
         scale_edge = bool(len(scales) > 1 and (np.isclose(c, scales[0]) or np.isclose(c, scales[-1])))
@@ -155,6 +157,8 @@ def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd
             kind = RATES[rate].kind
             if k == 0:
                 v = window_verdict(deep, prev, theory, spec.tol)
+                if getattr(spec, "one_sided", False) and v in ("consistent", "inconsistent"):
+                    v = bound_verdict(deep.ci_low, deep.ci_high, theory, spec.tol)
             elif deep is None:
                 v = "inconclusive"
             elif kind == "upper":
@@ -176,9 +180,19 @@ def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd
                 "verdict": v, "points": len(usable), "points_total": len(frame), "tol": spec.tol,
                 "table1_row": ROW_OF_RATE.get(rate, ""),
                 "window_decades": spec.window_decades,
-                "reason": (verdict_reason(v, deep, prev, theory, spec.tol, axis, True, ruled_text, spec.window_decades)
-                           if k == 0 else _beside(v, kind))})
+                "reason": (_worst_case(v, deep, prev, axis, ruled_text) if k == 0 and v in (BOUND_RESPECTED, BOUND_VIOLATED)
+                           else verdict_reason(v, deep, prev, theory, spec.tol, axis, True, ruled_text,
+                                               spec.window_decades) if k == 0 else _beside(v, kind))})
     return points, (pd.concat(windows, ignore_index=True) if windows else pd.DataFrame()), pd.DataFrame(fits)
+
+
+def _worst_case(v: str, deep, prev, axis: str, ruled_out: str) -> str:
+    """A one-sided row's reason: what its verdict can and cannot say, and its two deepest windows."""
+    where = "below" if v == BOUND_RESPECTED else "above"
+    return (f"worst case over the family's scale at the theorem's tuning, one-sided against the upper bound (no lower "
+            f"bound to be minimax against): the deepest CI lies {where} the bound's local slope + tol; deepest "
+            f"{window_text(axis, deep)}; previous {window_text(axis, prev)}"
+            + (f". Ruled out: {ruled_out}" if ruled_out else ""))
 
 
 def _beside(v: str, kind: str) -> str:

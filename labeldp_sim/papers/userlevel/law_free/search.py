@@ -42,6 +42,10 @@ Config (``kind: userlevel_minimax``, ``mode: law_free``)::
       sweeps:
         n: {values: {lo: 1e6, hi: 1e12, per_decade: 4}, m: 1024, eps: 0.5}
 
+``one_sided: true`` makes a worst-case row where the paper proves no lower bound (heavy tails, Remark 2):
+the estimator at its theorem's tuning (a one-value tuning grid), the family's scale searched, the first
+rate an upper bound tested one-sidedly.
+
 A sweep over ``d`` (``d: {values: [2, 4, 8], n: ..., m: ..., eps: ...}``) fits the d-exponent at fixed n,
 m, ε (Theorems 6 and 7's factors d and d²); the list ``d`` is then the dimensions of the other sweeps only.
 """
@@ -72,7 +76,7 @@ __all__ = ["UserLawFreeSpec", "validate_user_law_free", "UserLawFreePlan", "USER
 
 NODE = "userlevel_minimax"
 NODE_KEYS = ("task", "family", "scale", "estimator", "tuning", "signs", "d", "rates", "sweeps", "min_stage1",
-             "window_decades")
+             "window_decades", "one_sided")
 TASKS = ("mean", "classification", "regression")
 MAX_GRID = 64  # values of one searched grid; a larger one is a typo (and a slow run)
 MAX_SWEEP = 200
@@ -117,6 +121,8 @@ class UserLawFreeSpec(JobSpec):
     rates : rate names; the first gives the verdict
     min_stage1 : a tuning is offered only where every stage I group has size·(ε²∧1) >= this
     window_decades : span of the sliding windows of the local slopes (2; a short sweep may use 1)
+    one_sided : the first rate is an upper bound, tested one-sidedly: a worst-case row (the family's scale
+        searched, the estimator at its theorem's tuning, a one-value grid) where the paper proves no lower bound
     """
 
     task: str
@@ -133,6 +139,7 @@ class UserLawFreeSpec(JobSpec):
     rates: list
     min_stage1: float
     window_decades: float = 2.0
+    one_sided: bool = False
 
     def points(self) -> list:
         return list(dict.fromkeys(pt for pts in self.sweeps.values() for pt in pts))
@@ -238,6 +245,11 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     dims = [] if only_d else sweep_values(f"{NODE}.d", node["d"], AXIS_RULES["d"], "[1]")
     floor = node.get("min_stage1", 1000.0)
     check(is_number(floor) and floor > 0, f"{NODE}.min_stage1", floor, "a number > 0")
+    one_sided = node.get("one_sided", False)
+    check(isinstance(one_sided, bool), f"{NODE}.one_sided", one_sided, "true or false")
+    check(not one_sided or RATES[rates[0]].kind == "upper", f"{NODE}.rates", rates[0],
+          "an upper bound first (one_sided: true tests the first rate one-sidedly): "
+          + ", ".join(sorted(k for k, r in RATES.items() if r.kind == "upper")))
     window = node.get("window_decades", 2.0)
     check(is_number(window) and 0.3 <= window <= 10, f"{NODE}.window_decades", window, "a number in [0.3, 10]")
     sweeps = _sweeps(node, dims)
@@ -246,7 +258,7 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
         task=task, family_name=family_name,
         family_params=family_params, scale_key=scale_key, scales=scales, estimator_name=est_name,
         estimator_params=est_params, tuning_key=tuning_key, tunings=tunings, signs=signs, sweeps=sweeps,
-        rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window))
+        rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window), one_sided=one_sided)
     for s in (scales[0], scales[-1]):  # the family's own checks of its constant, and its number of signs
         fam = instantiate(f"{NODE}.scale", fam_classes[family_name], {**family_params, scale_key: s})
         if signs == 0:
