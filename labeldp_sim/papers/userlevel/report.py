@@ -277,7 +277,7 @@ NOT_RUN = {
                          "this folder",
     ("mean_heavy", "eps>1"): "Theorem 3 is one-dimensional (ε²∧1); Remark 2's ε²∧ε: ul_minimax_heavy_coord_eps "
                              "(make minimax) is not in this folder",
-    ("mean_heavy", "item"): "item_heavy is in the registry; no item-level estimator runs on the spike family yet",
+    ("mean_heavy", "item"): "ul_minimax_heavy_item (item_ldp on the spike, make minimax) is not in this folder",
     ("mean_heavy", "law_free"): "the paper gives no lower bound (Table 1 cites none); the spike family (SPEC §6) has "
                                 "no exact path yet for a worst-case search",
     ("so", "eps"): "no ε sweep yet", ("so", "eps>1"): "no ε > 1 sweep yet",
