@@ -243,8 +243,13 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
         out = alg1_expected_error(np.clip(values, -tuning.D, tuning.D), law, inst.mu, tuning.D, tuning.h, tuning.delta,
                                   eps, n1, n - n1)
         out.update(self._regime(n, m, eps, 1, n1, eps), M_p=M_p, exact_law=exact, h=tuning.h, delta=tuning.delta)
-        out["tail_ratio"] = n * eps ** 2 / (6.0 ** (2 * self.p) * m ** (self.p - 2))
+        out["tail_ratio"] = self._tail_ratio(n, m, eps)
+        out["theorem_regime"] = bool(out["tail_ratio"] >= 1)
         return out
+
+    def _tail_ratio(self, n, m, eps) -> float:
+        """nε²/(6^{2p} m^{p−2}): SPEC §7's tail regime of Theorem 3 (>= 1 where (4) is stated to hold)."""
+        return n * eps ** 2 / (6.0 ** (2 * self.p) * m ** (self.p - 2))
 
     def _estimate(self, inst, n, m, eps, d, rng, path):
         M_p = self.M_p if self.M_p is not None else inst.moment(self.p)
@@ -253,7 +258,7 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
         out = twostage_details(inst.draw(rng, n1, path), inst.draw(rng, n - n1, path), tuning, eps, rng, mu=inst.mu)
         info = {k: out[k] for k in ("stage1_ok", "L", "R", "h", "delta", "bins")}
         info.update(self._regime(n, m, eps, 1, n1, eps), D=tuning.D, M_p=M_p)
-        info["tail_ratio"] = n * eps ** 2 / (6.0 ** (2 * self.p) * m ** (self.p - 2))
+        info["tail_ratio"] = self._tail_ratio(n, m, eps)
         info["in_regime"] = bool(info["in_regime"] and info["tail_ratio"] >= 1)
         return out["estimate"], info
 
@@ -290,6 +295,9 @@ class HeavyCoordinate(HeavyTailed):
         out = {"error": float(sum(o["error"] for o in per)), "exact_law": all(o["exact_law"] for o in per)}
         out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]), M_p=M_p,
                    **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
+        # Theorem 3's tail regime in the smallest group, at ε per instance
+        out["tail_ratio"] = self._tail_ratio(2 * info["min_stage1_users"], m, info["eps_instance"])
+        out["theorem_regime"] = bool(out["tail_ratio"] >= 1)
         return out
 
     def _estimate(self, inst, n, m, eps, d, rng, path):

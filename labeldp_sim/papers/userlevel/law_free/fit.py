@@ -87,7 +87,7 @@ def point_values(entries: pd.DataFrame, spec) -> pd.DataFrame:
                 "offered": int(ok_tuning.sum()), "tunings": len(tunings)}
         if offered.empty:
             rows.append({**base, "M": np.nan, "M_se": np.nan, "tuning_star": np.nan, "scale_star": np.nan,
-                         "length_star": np.nan, "scale_edge": False, "flag": "no tuning admitted (stage I regime)"})
+                         "length_star": np.nan, "scale_edge": False, "flag": "no tuning admitted (stage I or the theorem's regime)"})
             continue
         by = offered.groupby(["tuning", "scale"]).error.agg(["mean", "std", "count"]).reset_index()
         worst = by.loc[by.groupby("tuning")["mean"].idxmax()]

@@ -20,8 +20,9 @@ best tuning, so this mode measures, at each point (n, m, ε, d) of a sweep,
 * **risks**: each estimator's ``expected_error`` (:mod:`.exact`): closed forms
   and 1-D integrals, no trial is drawn, so points go to n·m = 10^15.  A tuning
   whose protocol leaves its regime at a point (a stage I group with
-  size·(ε²∧1) < ``min_stage1``: the exact formulas assume stage I works) is not
-  offered to the oracle there.
+  size·(ε²∧1) < ``min_stage1``: the exact formulas assume stage I works; or,
+  where the estimator states one, outside its theorem's regime, as Theorem 3's
+  nε² ≥ 6^{2p} m^{p−2}) is not offered to the oracle there.
 
 The entries go through the trial store (one record per point × tuning × scale
 × sign draw, reused on rerun); :mod:`.fit` takes the min–max, fits
@@ -327,7 +328,9 @@ def _point_records(spec: UserLawFreeSpec, axis: str, pt: UserPoint, todo: list) 
         insts = instances.setdefault((scale, draw), _instances(fam, spec, pt, scale, draw))
         try:  # expected_error applies the estimator's own point rule (as check_point) first
             outs = [est.expected_error(inst, pt.n, pt.m, pt.eps, pt.d) for inst in insts]
-            admitted = bool(outs[0].get("stage1_size_eps2", math.inf) >= spec.min_stage1)
+            # stage I's size, and the theorem's own regime where the estimator states one (Theorem 3's tail regime)
+            admitted = bool(outs[0].get("stage1_size_eps2", math.inf) >= spec.min_stage1
+                            and outs[0].get("theorem_regime", True))
             error = float(np.mean([out["error"] for out in outs]))
             length = float(outs[0].get("l", outs[0].get("h", np.nan)))
         except ConfigError:  # this tuning cannot run here (too many cubes, too few users per group)
