@@ -28,7 +28,8 @@ def _count(spec, tuning, pt) -> int:
 
 
 def test_the_suite_holds_the_learning_rows_at_d_2_and_above(specs):
-    assert {"ul_minimax_cls_d2", "ul_minimax_reg_d2", "ul_minimax_reg_d3", "ul_minimax_reg_d4"} <= set(specs)
+    assert {"ul_minimax_cls_d2", "ul_minimax_reg_d2", "ul_minimax_cls_d3", "ul_minimax_reg_d3",
+            "ul_minimax_reg_d4"} == set(specs)
     for name, spec in specs.items():
         d = int(name.rsplit("_d", 1)[1])
         assert spec.task == ("classification" if "_cls_" in name else "regression")

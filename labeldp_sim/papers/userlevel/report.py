@@ -287,9 +287,9 @@ NOT_RUN = {
     ("so", "law_free"): "the paper gives no lower bound for SO",
     ("classification", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run "
                                  "at ε = 1",
-    ("classification", "d"): "d = 2 law-free in experiments/minimax_dims.txt (make minimax MINIMAX_SUITE=...); d = 3, "
-                             "4: Theorem 10's block at d >= 3 holds hundreds of signed cubes, and sign draws left the "
-                             "worst case too noisy within the budget (issue 34's note)",
+    ("classification", "d"): "d = 2, 3 law-free in experiments/minimax_dims.txt (make minimax MINIMAX_SUITE=...); "
+                             "d = 4 not run: ~60 ms an entry, >= 300 CPU-s for a sweep whose oracle count B* runs "
+                             "5-10 only (issue 34's note)",
     ("classification", "beta_gamma"): "no law-free run at β, γ other than 1 in this folder (make minimax runs them)",
     ("classification", "item"): "the item-level column (Berrett & Butucea, 2019) has no estimator here",
     ("regression", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run at "
