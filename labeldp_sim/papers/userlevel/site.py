@@ -118,7 +118,9 @@ def _section(site):
     text = site.read_text(relative)
     glance = markdown_section(text, "Table 1 at a glance") if text else None
     if glance:
-        parts.append("<h3>Table 1 at a glance</h3>" + _linked(site, markdown_html(glance)) + site.sources(relative))
+        # nine columns of verdict sentences: the table scrolls inside its own box, not the page
+        parts.append("<h3>Table 1 at a glance</h3>" + '<div class="scroll">' + _linked(site, markdown_html(glance))
+                     + "</div>" + site.sources(relative))
     else:
         parts.append(site.missing_file(relative, "make sweep writes it"))
     # the glance above states each row's verdict: the law-free rows with their slopes open on a click
