@@ -38,7 +38,7 @@ from labeldp_sim.papers.userlevel.kashin import KASHIN_K, KashinBasis
 from labeldp_sim.papers.userlevel.mean_algorithms import (TwoStageTuning, algorithm2, algorithm2_groups, algorithm2_plan,
                               algorithm2_tuning, split_sizes, stage_one,
                               stage_two, twostage, twostage_details)
-from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, _check_positive, _columns
+from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, check_positive, sample_columns
 from labeldp_sim.papers.userlevel.mean_baselines import ItemLevel, ItemLevelLDP, NaiveLaplace, OneSample
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
@@ -54,7 +54,7 @@ _TUNING_PARAMETERS = {"c_h": POSITIVE, "c_delta": Interval(float, 0, None, close
 
 def _check_tuning(c_h, c_delta) -> tuple:
     """(c_h, c_Δ) of Algorithm 1's h = c_h·D/√m and Δ = c_Δ·D√(ln n/m): Theorem 1's at 4 and 1."""
-    c_h = _check_positive("c_h", c_h)
+    c_h = check_positive("c_h", c_h)
     check(isinstance(c_delta, (int, float)) and not isinstance(c_delta, bool) and math.isfinite(c_delta)
           and c_delta >= 0, "c_delta", c_delta, ">= 0 (0: no margin beyond the three bins)")
     return c_h, float(c_delta)
@@ -104,8 +104,8 @@ class _TwoStageRegime:
     REGIME_PARAMETERS = {"c1": POSITIVE, "min_stage1": POSITIVE}
 
     def _init_regime(self, c1, min_stage1):
-        self.c1 = _check_positive("c1", c1)
-        self.min_stage1 = _check_positive("min_stage1", min_stage1)
+        self.c1 = check_positive("c1", c1)
+        self.min_stage1 = check_positive("min_stage1", min_stage1)
 
     def _regime(self, n, m, eps, dim, stage1_users, eps_inst):
         cond = n * min(eps ** 2, 1.0) / (dim * max(math.log(m), 1e-300)) if m > 1 else math.inf
@@ -136,8 +136,8 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
                   "c_delta": Interval(float, 0, None, closed="left"), **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
-        self.D = _check_positive("D", D, allow_none=True)
-        self.c_h = _check_positive("c_h", c_h)
+        self.D = check_positive("D", D, allow_none=True)
+        self.c_h = check_positive("c_h", c_h)
         check(isinstance(c_delta, (int, float)) and math.isfinite(c_delta) and c_delta >= 0, "c_delta", c_delta,
               ">= 0 (0: no margin beyond the three bins)")
         self.c_delta = float(c_delta)
@@ -214,9 +214,9 @@ class HeavyTailed(MeanEstimator, _TwoStageRegime):
     def __init__(self, p=2.0, M_p=None, c=1.0, c_D=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         check(isinstance(p, (int, float)) and not isinstance(p, bool) and np.isfinite(p) and p >= 2, "p", p, ">= 2")
         self.p = float(p)
-        self.M_p = _check_positive("M_p", M_p, allow_none=True)
-        self.c = _check_positive("c", c)
-        self.c_D = _check_positive("c_D", c_D)
+        self.M_p = check_positive("M_p", M_p, allow_none=True)
+        self.c = check_positive("c", c)
+        self.c_D = check_positive("c_D", c_D)
         self._init_regime(c1, min_stage1)
 
     def tuning(self, M_p, n, m, eps) -> TwoStageTuning:
@@ -304,7 +304,7 @@ class HeavyCoordinate(HeavyTailed):
         M_p = self._moment(inst)
 
         def draw(n_users, coords):
-            return inst.draw(rng, n_users, path, transform=_columns(coords))
+            return inst.draw(rng, n_users, path, transform=sample_columns(coords))
 
         theta, info = algorithm2(draw, d, None, m, n, eps, rng, truth=np.atleast_1d(inst.mu),
                                  tuning_of=lambda size, e: self.tuning(M_p, size, m, e))
@@ -331,7 +331,7 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
                   **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
-        self.D = _check_positive("D", D, allow_none=True)
+        self.D = check_positive("D", D, allow_none=True)
         self.c_h, self.c_delta = _check_tuning(c_h, c_delta)
         self._init_regime(c1, min_stage1)
 
@@ -363,7 +363,7 @@ class Algorithm2(MeanEstimator, _TwoStageRegime):
         D = self.D if self.D is not None else inst.bound("inf")
 
         def draw(n_users, coords):
-            return inst.draw(rng, n_users, path, transform=_columns(coords))
+            return inst.draw(rng, n_users, path, transform=sample_columns(coords))
 
         theta, info = algorithm2(draw, d, D, m, n, eps, rng, truth=np.atleast_1d(inst.mu), c_h=self.c_h,
                                  c_delta=self.c_delta)
@@ -403,8 +403,8 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
                   "basis_seed": Interval(int, 0), **_TUNING_PARAMETERS, **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, K=None, basis_seed=0, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
-        self.D = _check_positive("D", D, allow_none=True)
-        self.K = _check_positive("K", K, allow_none=True)
+        self.D = check_positive("D", D, allow_none=True)
+        self.K = check_positive("K", K, allow_none=True)
         check(isinstance(basis_seed, (int, np.integer)) and not isinstance(basis_seed, bool) and basis_seed >= 0,
               "basis_seed", basis_seed, "an integer >= 0")
         self.basis_seed = int(basis_seed)
@@ -462,7 +462,7 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
         basis, K, coef = self._coefficients(inst, d)
 
         def draw(n_users, coords):
-            return coef.draw(rng, n_users, path, transform=_columns(coords))
+            return coef.draw(rng, n_users, path, transform=sample_columns(coords))
 
         theta_true = coef.mu
         theta, info = algorithm2(draw, 2 * d, K * D / math.sqrt(d), m, n, eps, rng, truth=theta_true, c_h=self.c_h,

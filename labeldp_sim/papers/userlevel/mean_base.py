@@ -14,9 +14,9 @@ from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.userlevel.contract import Estimator
 from labeldp_sim.papers.userlevel.data import PATHS
 
-__all__ = ["MeanEstimator"]
+__all__ = ["MeanEstimator", "check_mean_point", "check_positive", "sample_columns"]
 
-def _check_point(n, m, eps, d, path):
+def check_mean_point(n, m, eps, d, path):
     check(int(n) == n and n >= 2, "n", n, "an integer >= 2")
     check(int(m) == m and m >= 1, "m", m, "an integer >= 1")
     check(np.isfinite(eps) and eps > 0, "eps", eps, "> 0")
@@ -24,7 +24,7 @@ def _check_point(n, m, eps, d, path):
     check(path in PATHS, "path", path, PATHS)
 
 
-def _check_positive(key, value, allow_none=False):
+def check_positive(key, value, allow_none=False):
     if allow_none and value is None:
         return None
     check(isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
@@ -32,7 +32,7 @@ def _check_positive(key, value, allow_none=False):
     return float(value)
 
 
-def _columns(coords):
+def sample_columns(coords):
     """Per-sample map: the ``coords`` coordinates of each row (any d, 1-D samples included)."""
     def f(s):
         s = np.asarray(s, dtype=float)
@@ -59,7 +59,7 @@ class MeanEstimator(Estimator):
             coordinates, for law checks) and estimator diagnostics.
         """
         rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
-        _check_point(n, m, eps, d, path)
+        check_mean_point(n, m, eps, d, path)
         n, m, d, eps = int(n), int(m), int(d), float(eps)
         self.check_point(family, n, m, eps, d)
         inst = family.instance(rng, n, m, eps, d)
@@ -76,7 +76,7 @@ class MeanEstimator(Estimator):
 
         The rule :meth:`trial` applies before drawing anything; the experiment
         validator applies it to every point of a grid.  None here beyond
-        ``_check_point``; estimators with a dimension or a group-size rule override it.
+        ``check_mean_point``; estimators with a dimension or a group-size rule override it.
         """
 
     @abstractmethod

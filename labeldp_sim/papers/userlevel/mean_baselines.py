@@ -14,7 +14,7 @@ from scipy import stats
 from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.userlevel.contract import positive_or_none
 from labeldp_sim.papers.userlevel.families import MeanInstance
-from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, _check_point, _check_positive
+from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, check_mean_point, check_positive
 from labeldp_sim.papers.userlevel.mechanisms import ClippedMean, ItemLevelLaplace, OneSampleLaplace
 
 __all__ = ["ItemLevel", "OneSample", "NaiveLaplace", "ItemLevelLDP"]
@@ -40,7 +40,7 @@ class _Baseline(MeanEstimator):
     exact_expected_error = True
 
     def __init__(self, D=None):
-        self.D = _check_positive("D", D, allow_none=True)
+        self.D = check_positive("D", D, allow_none=True)
 
     def _level(self, inst):
         return self.D if self.D is not None else inst.bound("inf")
@@ -67,7 +67,7 @@ class _Baseline(MeanEstimator):
         return bias2, float(probs @ np.sum((c - mean) ** 2, axis=1))
 
     def _check_exact(self, inst, n, m, eps, d) -> tuple:
-        _check_point(n, m, eps, d, "sufficient")
+        check_mean_point(n, m, eps, d, "sufficient")
         n, m, d, eps = int(n), int(m), int(d), float(eps)
         self.check_point(None, n, m, eps, d)
         check(isinstance(inst, MeanInstance) and inst.d == d, "family", inst, f"a mean instance of dimension d = {d}")

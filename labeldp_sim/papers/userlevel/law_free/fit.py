@@ -157,7 +157,7 @@ def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd
             kind = RATES[rate].kind
             if k == 0:
                 v = window_verdict(deep, prev, theory, spec.tol)
-                if getattr(spec, "one_sided", False) and v in ("consistent", "inconsistent"):
+                if spec.one_sided and v in ("consistent", "inconsistent"):
                     v = bound_verdict(deep.ci_low, deep.ci_high, theory, spec.tol)
             elif deep is None:
                 v = "inconclusive"
