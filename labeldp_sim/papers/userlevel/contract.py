@@ -71,6 +71,9 @@ class Estimator(_Described, Component, ABC):
     #: Whether it states E[error | instance] in closed form (``expected_error(inst, n, m, eps, d)``):
     #: what ``userlevel.path: exact`` and the law-free search need.
     exact_expected_error: ClassVar[bool] = False
+    #: Non-empty where ``expected_error`` is not exact but an upper bound computed without trials (what it
+    #: leaves out, in a sentence): the law-free search admits it in worst-case (one-sided) rows only.
+    approximate_expected_error: ClassVar[str] = ""
     #: Whether its sufficient path draws each group's users over the 2d coefficient signs (Kashin's
     #: basis, d >= 2): an (n/(4d), 2d) int64 array per trial (:func:`~.experiments.trial_needs`).
     draws_coefficient_signs: ClassVar[bool] = False

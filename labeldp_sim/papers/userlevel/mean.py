@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from labeldp_sim.harness.components import Interval
 from labeldp_sim.harness.errors import check
@@ -42,7 +41,7 @@ from labeldp_sim.papers.userlevel.mean_base import MeanEstimator, check_positive
 from labeldp_sim.papers.userlevel.mean_baselines import ItemLevel, ItemLevelLDP, NaiveLaplace, OneSample
 
 __all__ = ["TwoStageTuning", "twostage", "twostage_details", "stage_one", "stage_two",
-           "algorithm2_plan", "algorithm2_groups", "algorithm2", "split_sizes", "KashinBasis",
+           "algorithm2_plan", "algorithm2_groups", "algorithm2", "algorithm2_error_moments", "split_sizes", "KashinBasis",
            "MeanEstimator", "Algorithm1", "HeavyTailed", "HeavyCoordinate", "Algorithm2", "KashinL2", "ItemLevel",
            "OneSample", "NaiveLaplace", "ItemLevelLDP", "ESTIMATORS", "STAGE1_MIN", "KASHIN_K"]
 
@@ -93,6 +92,36 @@ def _coordinate_errors(support, probs, dim, m, n, eps, tuning_of) -> tuple:
     return per, info
 
 
+def algorithm2_error_moments(support, probs, m, n, eps, tuning_of) -> tuple:
+    r"""Algorithm 2's error e = θ̂ − θ on the law Σ_a probs[a] δ_{support[a]}: (E e, E[e eᵀ], info), closed form.
+
+    E e_l² and E e_l are coordinate l's Algorithm 1 error and bias (:func:`~.exact.alg1_expected_error` on the
+    law of its user mean, :func:`~.exact.user_mean_law`: exact for a two-point coordinate, discretised normal
+    otherwise); E[e_l e_l'] = b_l b_l' for coordinates of different groups (disjoint users), plus
+    Cov(X_l, X_l')/(m n₂) for two coordinates of one group (ε ≥ 1: their stage II users are shared; the
+    clipping of those users' means is left out of this covariance, as the stage II window lies ≥ 4 sd of a user
+    mean from the modal bin).  ``info`` adds ``exact_law`` (every coordinate's user-mean law exact) to
+    Algorithm 2's grouping (regime, groups, eps_instance, min_stage1_users, stage2_users).
+    """
+    support = np.asarray(support, dtype=float)
+    support = support.reshape(len(support), -1)
+    probs = np.asarray(probs, dtype=float)
+    dim = support.shape[1]
+    per, info = _coordinate_errors(support, probs, dim, m, n, eps, tuning_of)
+    bias = np.array([o["bias"] for o in per])
+    second = np.outer(bias, bias)
+    np.fill_diagonal(second, [o["error"] for o in per])
+    theta = probs @ support
+    cov = (support * probs[:, None]).T @ support - np.outer(theta, theta)
+    for coords, n2 in zip(info.pop("coordinate_groups"), info["stage2_users"]):
+        idx = np.asarray(coords)
+        block = cov[np.ix_(idx, idx)] / (m * n2)
+        np.fill_diagonal(block, 0.0)
+        second[np.ix_(idx, idx)] += block
+    info["exact_law"] = all(o["exact_law"] for o in per)
+    return bias, second, info
+
+
 class _TwoStageRegime:
     """Regime checks shared by the two-stage estimators.
 
@@ -132,15 +161,12 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
     """
 
     name = "alg1"
-    parameters = {"D": positive_or_none("the instance's max |x|"), "c_h": POSITIVE,
-                  "c_delta": Interval(float, 0, None, closed="left"), **_TwoStageRegime.REGIME_PARAMETERS}
+    parameters = {"D": positive_or_none("the instance's max |x|"), **_TUNING_PARAMETERS,
+                  **_TwoStageRegime.REGIME_PARAMETERS}
 
     def __init__(self, D=None, c_h=4.0, c_delta=1.0, c1=1.0, min_stage1=STAGE1_MIN):
         self.D = check_positive("D", D, allow_none=True)
-        self.c_h = check_positive("c_h", c_h)
-        check(isinstance(c_delta, (int, float)) and math.isfinite(c_delta) and c_delta >= 0, "c_delta", c_delta,
-              ">= 0 (0: no margin beyond the three bins)")
-        self.c_delta = float(c_delta)
+        self.c_h, self.c_delta = _check_tuning(c_h, c_delta)
         self._init_regime(c1, min_stage1)
 
     def check_point(self, family, n, m, eps, d):
@@ -148,7 +174,7 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
 
     def _tuning(self, D, m, n) -> TwoStageTuning:
         """h = c_h·D/√m, Δ = c_Δ·D√(ln n/m): Theorem 1's at c_h = 4, c_Δ = 1 (the law-free oracle searches both)."""
-        return TwoStageTuning(float(D), self.c_h * D / math.sqrt(m), self.c_delta * D * math.sqrt(math.log(max(n, 1)) / m))
+        return algorithm2_tuning(D, m, n, self.c_h, self.c_delta)
 
     exact_expected_error = True
 
@@ -157,13 +183,10 @@ class Algorithm1(MeanEstimator, _TwoStageRegime):
         n, m, eps, d = int(n), int(m), float(eps), int(d)
         check(d == 1 and len(inst.support) == 2, "family", inst, "a one-dimensional two-point family (exact path)")
         D = self.D if self.D is not None else inst.bound()
-        a, b = inst.support
-        j = np.arange(m + 1)
-        values = (j * a + (m - j) * b) / m
+        values, law, _ = user_mean_law(inst.support, inst.probs, m)  # exact: binomial
         n1 = n // 2
         tuning = self._tuning(D, m, n)
-        out = alg1_expected_error(values, stats.binom.pmf(j, m, inst.probs[0]), inst.mu, D, tuning.h, tuning.delta,
-                                  eps, n1, n - n1)
+        out = alg1_expected_error(values, law, inst.mu, D, tuning.h, tuning.delta, eps, n1, n - n1)
         out.update(self._regime(n, m, eps, 1, n1, eps), h=tuning.h, delta=tuning.delta)
         return out
 
@@ -425,34 +448,18 @@ class KashinL2(MeanEstimator, _TwoStageRegime):
     def expected_error(self, inst: MeanInstance, n, m, eps, d) -> dict:
         r"""E||Uᵀθ̂ − μ||² in closed form from the 2d coefficient instances of Algorithm 2.
 
-        With e = θ̂ − θ (θ = E a(X)) and μ̂ − μ = Uᵀe, E||μ̂ − μ||² = Σ_{l,l'} (UUᵀ)_{ll'} E[e_l e_l'], where
-        E e_l² is coordinate l's Algorithm 1 error (:func:`~.exact.alg1_expected_error` on the normal law
-        of its user mean, :func:`~.exact.user_mean_law`: a coefficient takes 2q values, not a lattice),
-        E[e_l e_l'] = b_l b_l' (b the biases) for coordinates of different groups (disjoint users), plus
-        Cov(a_l(X), a_l'(X))/(m n₂) for two coordinates of one group (ε ≥ 1: their stage II users are shared;
-        the clipping of those users' means is left out of this covariance, as the stage II window lies
-        ≥ 4 sd of a user mean from the modal bin).
+        With e = θ̂ − θ (θ = E a(X)) and μ̂ − μ = Uᵀe, E||μ̂ − μ||² = Σ_{l,l'} (UUᵀ)_{ll'} E[e_l e_l'], the
+        second moments of :func:`algorithm2_error_moments` on the law of a(X).
         """
         n, m, eps, d = int(n), int(m), float(eps), int(d)
         D = self.D if self.D is not None else inst.bound("l2")
         basis, K, coef = self._coefficients(inst, d)
         support = coef.support.reshape(len(coef.support), -1)
         D_coef = K * D / math.sqrt(d)
-        per, info = _coordinate_errors(support, coef.probs, 2 * d, m, n, eps,
-                                       lambda size, _: algorithm2_tuning(D_coef, m, size, self.c_h, self.c_delta))
-        bias = np.array([o["bias"] for o in per])
-        second = np.outer(bias, bias)
-        np.fill_diagonal(second, [o["error"] for o in per])
-        theta = coef.probs @ support
-        cov = (support * coef.probs[:, None]).T @ support - np.outer(theta, theta)
-        for coords, n2 in zip(info.pop("coordinate_groups"), info["stage2_users"]):
-            idx = np.asarray(coords)
-            block = cov[np.ix_(idx, idx)] / (m * n2)
-            np.fill_diagonal(block, 0.0)
-            second[np.ix_(idx, idx)] += block
+        _, second, info = algorithm2_error_moments(
+            support, coef.probs, m, n, eps, lambda size, _: algorithm2_tuning(D_coef, m, size, self.c_h, self.c_delta))
         proj = basis.U @ basis.U.T
-        out = {"error": max(0.0, float(np.sum(proj * second))), "exact_law": all(o["exact_law"] for o in per),
-               "kashin_K": K}
+        out = {"error": max(0.0, float(np.sum(proj * second))), "exact_law": info["exact_law"], "kashin_K": K}
         out.update(self._regime(n, m, eps, d, info["min_stage1_users"], info["eps_instance"]),
                    **{k: info[k] for k in ("regime", "groups", "eps_instance", "min_stage1_users")})
         return out

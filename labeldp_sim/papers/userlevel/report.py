@@ -240,7 +240,7 @@ ROW_OF_RATE = {"thm1_alg1": "mean_bounded_l2", "alg1_constants": "mean_bounded_l
                "alg2_constants": "mean_bounded_linf", "thm7_lower": "mean_bounded_linf",
                "thm3_heavy": "mean_heavy", "rem2_heavy_l2": "mean_heavy", "rem2_heavy_coord": "mean_heavy",
                "rem2_heavy_coord_summed": "mean_heavy",
-               "spike_lower": "mean_heavy", "thm8_so": "so", "thm9_cls": "classification",
+               "spike_lower": "mean_heavy", "thm8_so": "so", "item_so": "so", "thm9_cls": "classification",
                "thm10_lower": "classification", "thm11_reg": "regression", "thm12_lower": "regression",
                # Theorem 5's constant form (Kashin) and Theorem 2's fixed-n statement: their own rows
                "kashin_constants": "mean_bounded_l2", "thm2_fixed_n": "mean_bounded_l2"}
@@ -299,7 +299,9 @@ NOT_RUN = {
     ("regression", "item"): "the item-level column (Berrett et al., 2021) has no estimator here",
 }
 # row -> the item-level rates: Table 1's right column (item_bounded), then Proposition 1's user-level baselines
-ITEM_LEVEL = {"mean_bounded_l2": ("item_bounded", "p1a_item_level", "p1b_one_sample"), "mean_heavy": ("item_heavy",)}
+ITEM_LEVEL = {"mean_bounded_l2": ("item_bounded", "p1a_item_level", "p1b_one_sample"), "mean_heavy": ("item_heavy",),
+              "so": ("item_so",), "classification": ("item_cls",), "regression": ("item_reg",)}
+_ITEM_RATES = {rate for rates in ITEM_LEVEL.values() for rate in rates}
 GLANCE_PARTS = (("n", "n"), ("m", "m"), ("eps", "ε ≤ 1"), ("eps>1", "ε > 1"), ("d", "d"),
                 ("beta_gamma", "β, γ"), ("item", "item-level column"))
 
@@ -324,7 +326,7 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
     varied = set(exponents.experiment[(exponents.beta.astype(float) != 1)
                                       | (exponents.gamma.astype(float).fillna(1) != 1)])
     if part in ("n", "m", "eps", "d"):
-        lf = free[free.primary.astype(bool) & ~free.experiment.isin(varied)]
+        lf = free[free.primary.astype(bool) & ~free.experiment.isin(varied) & ~free.rate.isin(_ITEM_RATES)]
         # the d column: d sweeps (the means' factors d, d²), and the learning rows' n, m, ε rows at d >= 2 (d sits in
         # their exponent); ε rows past 1 fill the ε > 1 column
         in_exponent = lf.d.astype(float).ge(2) & (row_key in ("classification", "regression"))
@@ -336,7 +338,8 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
         for r in tied[(tied.axis == part) & tied.primary.astype(bool)].itertuples():
             texts.append(f"{r.experiment}: {r.verdict}")
     elif part == "eps>1":
-        lf = free[free.primary.astype(bool) & (free.axis == "eps") & (free.deep_lo.astype(float) > 1)]
+        lf = free[free.primary.astype(bool) & (free.axis == "eps") & (free.deep_lo.astype(float) > 1)
+                  & ~free.rate.isin(_ITEM_RATES)]
         texts += [f"law-free {r.experiment}: {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})" for r in lf.itertuples()]
         above = tied[tied.primary.astype(bool) & (((tied.axis == "eps") & (tied.x_max.astype(float) > 1))
                                                   | tied.fixed.map(_eps_of).gt(1))]

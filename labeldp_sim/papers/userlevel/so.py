@@ -23,8 +23,8 @@ from labeldp_sim.papers.userlevel.contract import POSITIVE, Family
 from labeldp_sim.papers.userlevel.data import draw_users
 from labeldp_sim.papers.userlevel.kashin import KASHIN_K, KashinBasis
 from labeldp_sim.papers.userlevel.learning_base import LearningEstimator, validate_point, family_point, safe_log, is_number, positive
-from labeldp_sim.papers.userlevel.mean import STAGE1_MIN
-from labeldp_sim.papers.userlevel.mean_algorithms import algorithm2, algorithm2_groups, split_sizes
+from labeldp_sim.papers.userlevel.mean import STAGE1_MIN, algorithm2_error_moments
+from labeldp_sim.papers.userlevel.mean_algorithms import algorithm2, algorithm2_groups, algorithm2_tuning, split_sizes
 
 __all__ = ["SOInstance", "QuadraticSO", "Algorithm3"]
 
@@ -108,12 +108,16 @@ class QuadraticSO(Family):
 
 
 class _CoordinateFrame:
-    """``mean="linf"``: Algorithm 2 on the gradients' d coordinates, with the instance's D as sup-norm bound."""
+    """``mean="linf"``: Algorithm 2 on the gradients' d coordinates, with the instance's D as sup-norm bound.
+
+    A frame maps the gradients to the coordinates Algorithm 2 estimates and back: g = Uᵀ(coefficients), U (dim, d).
+    """
 
     K = None
 
     def __init__(self, d, basis_seed, D):
         self.dim, self.bound = d, D
+        self.U = np.eye(d)
 
     @staticmethod
     def dimension(d) -> int:
@@ -137,6 +141,7 @@ class _KashinFrame:
         self.basis = KashinBasis(d, basis_seed)
         self.K = max(KASHIN_K, self.basis.K)
         self.dim, self.bound = 2 * d, self.K * D / math.sqrt(d)
+        self.U = self.basis.U
 
     @staticmethod
     def dimension(d) -> int:
@@ -248,6 +253,50 @@ class Algorithm3(LearningEstimator):
         inst = family.instance(np.random.default_rng(0), n, m, eps, d)
         check(isinstance(inst, SOInstance), "family", family, "an SO family")
         self.step_sizes(n, m, eps, d, inst.gamma)
+
+    approximate_expected_error = ("root of a second-moment recursion: each step's Algorithm 2 error moments in "
+                                  "closed form at the mean iterate; the output's projection left out (an upper bound)")
+
+    def expected_error(self, inst: SOInstance, n, m, eps, d) -> dict:
+        r"""√E||θ̂ − θ*||², by the recursion of the iterates' second moment (no trial is drawn).
+
+        With δ_t = θ_t − θ* and g_t = Uᵀ(Algorithm 2's estimate of E a(∇l(X, θ_t))), whose error e_t has
+        conditional moments b(θ_t) = E[e_t | θ_t] and M(θ_t) = E[e_t e_tᵀ | θ_t]
+        (:func:`~.mean.algorithm2_error_moments`: closed form on the law of the gradients' coefficients at
+        θ_t), the unprojected step δ_{t+1} = (1 − η)δ_t − ηUᵀe_t (∇L(θ_t) = δ_t, (15)) gives
+
+        .. math:: E||δ_{t+1}||² = (1-η)^2 E||δ_t||² - 2η(1-η)E[δ_t·Uᵀb(θ_t)] + η^2 E\,\mathrm{tr}(UUᵀM(θ_t)).
+
+        The moments are taken at the mean iterate θ̄_t (θ̄_{t+1} = θ̄_t − η(δ̄_t + Uᵀb(θ̄_t)), θ̄_0 = 0):
+        exact when b and M do not vary over the spread of θ_t, which is O(√E||δ_t||²) and shrinks with the
+        noise; the Monte-Carlo trials check it (``tests/userlevel/test_so_worst_case.py``).  Projections are
+        left out: Π_Θ is 1-Lipschitz and fixes θ* ∈ Θ, so each can only shorten δ, and this is an upper bound
+        of the projected protocol's error, equal to it while the iterates stay in Θ.  The root makes it
+        comparable with (17), a bound on E||θ̂ − θ*|| ≤ √E||θ̂ − θ*||² (Jensen).
+        """
+        n, m, eps, d = int(n), int(m), float(eps), int(d)
+        check(isinstance(inst, SOInstance), "family", inst, "an SO family")
+        t0, sizes = self.step_sizes(n, m, eps, d, inst.gamma)
+        frame = _FRAMES[self.mean](d, self.basis_seed, inst.grad_bound)
+        proj = frame.U @ frame.U.T
+        theta, second = np.zeros(d), float(inst.theta_star @ inst.theta_star)
+        worst, info = math.inf, {}
+        eta = self.lr
+        for size in sizes:
+            delta = theta - inst.theta_star
+            bias, moments, info = algorithm2_error_moments(
+                frame.coefficients(inst.grad_support(theta)), inst.probs, m, int(size), eps,
+                lambda group, _: algorithm2_tuning(frame.bound, m, group))
+            drift = frame.U.T @ bias
+            second = ((1 - eta) ** 2 * second - 2 * eta * (1 - eta) * float(delta @ drift)
+                      + eta ** 2 * float(np.sum(proj * moments)))
+            theta = theta - eta * (delta + drift)
+            worst = min(worst, info["min_stage1_users"] * min(info["eps_instance"] ** 2, 1.0))
+        cond = n * min(eps ** 2, 1.0) / (d * safe_log(n) * safe_log(m)) if m > 1 else math.inf
+        return {"error": math.sqrt(max(second, 0.0)), "stage1_size_eps2": worst, "theorem_regime": cond >= self.c1,
+                "in_regime": bool(cond >= self.c1 and worst >= self.min_stage1 and self.lr <= 1.0 / inst.G),
+                "exact_law": info["exact_law"], "groups": t0 * info["groups"], "t0": t0, "regime": info["regime"],
+                "eps_instance": info["eps_instance"], "condition_ratio": cond, "kashin_K": frame.K}
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)

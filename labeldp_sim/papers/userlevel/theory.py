@@ -17,17 +17,17 @@ In (4), (12), (13) the bracket ``[a ∨ b + c]`` is read as ``(a ∨ b) + c``.
 
 Public API
 ----------
-Rate, RATES, get_rate, expected_slope; Slip, SLIPS (:mod:`.slips`) and Table1Row,
+Rate (:mod:`.rate`), RATES, get_rate, expected_slope; Slip, SLIPS (:mod:`.slips`) and Table1Row,
 TABLE1_ROWS (:mod:`.table1_rows`) are re-exported from their own modules.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from labeldp_sim.papers.userlevel.rate import Rate
 from labeldp_sim.papers.userlevel.slips import SLIPS, Slip
 from labeldp_sim.papers.userlevel.table1_rows import TABLE1_ROWS, Table1Row
 
@@ -47,85 +47,6 @@ def _e2e(eps):
 def _e21(eps):
     """ε² ∧ 1, the privacy factor of Theorem 2 (3) and Proposition 1's P1b."""
     return np.minimum(np.square(eps), 1.0)
-
-
-# --------------------------------------------------------------------------- Rate
-
-@dataclass(frozen=True)
-class Rate:
-    r"""One stated rate (upper bound, lower bound or baseline) of papers/003.
-
-    Attributes
-    ----------
-    name : str
-        Registry key, e.g. ``"thm1_alg1"``.
-    formula : str
-        The formula as the paper (or the SPEC) writes it.
-    source : str
-        Where it is stated, e.g. ``"Theorem 1, eq. (2)"``.
-    kind : {"upper", "lower", "baseline"}
-    condition : str
-        The condition the statement is made under (sample-size condition, support,
-        moment assumption, privacy range).
-    log_factors : str
-        Which log factors the full form includes ("none" when it has none).
-    notes : str
-        Slips (numbers of :data:`SLIPS`) and reading choices that apply.
-    metric : str
-        What is bounded: MSE ``E||μ̂−μ||²``, ``E||θ̂−θ*||₂`` (SO, unsquared),
-        excess risk ``R − R*`` (classification), ``E∫(η̂−η)²f`` (regression).
-    fn : callable
-        ``fn(n, m, eps, d, p, D, M_p, beta, gamma, sigma2)`` → the full stated rate
-        with all constants set to 1.
-    """
-
-    name: str
-    formula: str
-    source: str
-    kind: str
-    condition: str
-    log_factors: str
-    notes: str
-    metric: str
-    fn: Callable = field(repr=False, compare=False)
-
-    def value(self, n, m, eps, d=1, p=2.0, D=1.0, M_p=1.0, *, beta=1.0, gamma=1.0,
-              sigma2=None):
-        r"""The FULL stated rate at (n, m, ε, d), log factors included, constants = 1.
-
-        Parameters
-        ----------
-        n, m : float or array_like
-            Users and samples per user (≥ 1).
-        eps : float or array_like
-            Privacy parameter ε > 0.
-        d : float or array_like, default 1
-            Dimension.
-        p : float, default 2.0
-            Moment order of the heavy-tailed rates (p ≥ 2 in Theorem 3).
-        D : float, default 1.0
-            Support radius (mean estimation) or gradient bound (SO).
-        M_p : float, default 1.0
-            Moment bound ``E|X|^p ≤ M_p`` (heavy-tailed rates).
-        beta, gamma : float, default 1.0
-            Hölder exponent and Tsybakov noise exponent (classification, regression).
-        sigma2 : float, optional
-            Per-sample variance of the naive baseline; ``None`` means D².
-
-        Returns
-        -------
-        float or numpy.ndarray
-            A float when every argument is a scalar, else the broadcast array.
-        """
-        args = [np.asarray(a, dtype=float) for a in (n, m, eps, d)]
-        n_, m_, eps_, d_ = args
-        if np.any(n_ < 1) or np.any(m_ < 1) or np.any(eps_ <= 0) or np.any(d_ < 1):
-            raise ValueError(f"{self.name}: need n ≥ 1, m ≥ 1, eps > 0, d ≥ 1")
-        s2 = float(D) ** 2 if sigma2 is None else float(sigma2)
-        out = self.fn(n_, m_, eps_, d_, float(p), float(D), float(M_p), float(beta),
-                      float(gamma), s2)
-        out = np.asarray(out, dtype=float)
-        return float(out) if out.ndim == 0 else out
 
 
 # --------------------------------------------------------------------------- rate formulas
@@ -211,6 +132,19 @@ def _item_heavy(n, m, eps, d, p, D, M, b, g, s2):
 
 def _item_bounded(n, m, eps, d, p, D, M, b, g, s2):
     return D ** 2 * d / (n * m * _e2e(eps))
+
+
+def _item_so(n, m, eps, d, p, D, M, b, g, s2):
+    return _thm8(n * m, 1.0, eps, d, p, D, M, b, g, s2)
+
+
+def _item_cls(n, m, eps, d, p, D, M, b, g, s2):
+    return ((n * m * _e2e(eps)) ** (-b * (1 + g) / (2 * (d + b)))
+            + (n * m) ** (-b * (1 + g) / (2 * b + d)))
+
+
+def _item_reg(n, m, eps, d, p, D, M, b, g, s2):
+    return (n * m * _e2e(eps)) ** (-b / (d + b)) + (n * m) ** (-2 * b / (2 * b + d))
 
 
 def _p1a(n, m, eps, d, p, D, M, b, g, s2):
@@ -412,6 +346,35 @@ _RATE_LIST = [
          "1-D); per-coordinate Laplace is d² off this rate for d > 1. Not P1a (p1a_item_level): "
          "P1a runs every sample at ε/m.",
          _MSE, _item_bounded),
+    Rate("item_so",
+         "D√(ln N/N·(1 + d ln N/(ε²∧ε))), N = nm",
+         "Table 1, item-level column, row 'Stochastic optimization' (Duchi et al. 2013: √(d/(Nε²)) on N "
+         "samples, Sec. 5 after Theorem 8); the form is Theorem 8 (17) with N = nm users of one sample",
+         "upper",
+         "item-level ε-LDP on the nm samples: Algorithm 3 run on N = nm users with m = 1 (each report "
+         "privatizes one sample); Assumption 1",
+         "ln N from t0 ~ ln N groups and ln N in the privacy term (Duchi et al.'s rate has none)",
+         "Table 1's column reads 'same' as the user-level rate: Theorem 8 at (n, m) and at (nm, 1) differ only "
+         "in ln n against ln(nm).",
+         "E||θ̂−θ*||₂ (unsquared)", _item_so),
+    Rate("item_cls",
+         "(N(ε²∧ε))^{−β(1+γ)/(2(d+β))} + N^{−β(1+γ)/(2β+d)}, N = nm",
+         "Table 1, item-level column, row 'Classification' (Berrett & Butucea 2019, N = nm samples; Sec. 6 "
+         "after Theorem 10)",
+         "baseline",
+         "item-level ε-LDP on the nm samples (Algorithm 4 on N = nm users of one sample); Assumption 2",
+         "none",
+         "Table 1's 'same': Theorem 10's lower bound (20) depends on n and m through nm only.",
+         "R − R* (excess classification risk)", _item_cls),
+    Rate("item_reg",
+         "(N(ε²∧ε))^{−β/(d+β)} + N^{−2β/(2β+d)}, N = nm",
+         "Table 1, item-level column, row 'Regression' (Berrett et al. 2021, N = nm samples)",
+         "baseline",
+         "item-level ε-LDP on the nm samples (Algorithm 5 on N = nm users of one sample); assumptions of "
+         "Theorem 11",
+         "none",
+         "Table 1's 'same': Theorem 12's lower bound (22) depends on n and m through nm only.",
+         "E∫(η̂−η)²f (regression risk)", _item_reg),
     Rate("p1a_item_level",
          "D²m/(nε²) + D²/(nm)",
          "Proposition 1 fact (1) (group privacy) — rate stated in Sec. 4.1 after Theorem 1",

@@ -47,6 +47,9 @@ Config (``kind: userlevel_minimax``, ``mode: law_free``)::
 the estimator at its theorem's tuning (a one-value tuning grid), the family's scale searched, the first
 rate an upper bound tested one-sidedly.
 
+``item_level: true`` measures Table 1's item-level column with the same estimator: each point (n, m) runs on
+N = nm users of one sample (user-level ε-LDP with m = 1 is item-level ε-LDP), the family scaled to N.
+
 A sweep over ``d`` (``d: {values: [2, 4, 8], n: ..., m: ..., eps: ...}``) fits the d-exponent at fixed n,
 m, ε (Theorems 6 and 7's factors d and d²); the list ``d`` is then the dimensions of the other sweeps only.
 """
@@ -77,8 +80,8 @@ __all__ = ["UserLawFreeSpec", "validate_user_law_free", "UserLawFreePlan", "USER
 
 NODE = "userlevel_minimax"
 NODE_KEYS = ("task", "family", "scale", "estimator", "tuning", "signs", "d", "rates", "sweeps", "min_stage1",
-             "window_decades", "one_sided")
-TASKS = ("mean", "classification", "regression")
+             "window_decades", "one_sided", "item_level")
+TASKS = ("mean", "so", "classification", "regression")
 MAX_GRID = 64  # values of one searched grid; a larger one is a typo (and a slow run)
 MAX_SWEEP = 200
 MAX_EXACT_SIGNS = 10  # signs: exact enumerates all 2^k patterns (Theorem 10's ramp breaks the global-flip symmetry)
@@ -124,6 +127,8 @@ class UserLawFreeSpec(JobSpec):
     window_decades : span of the sliding windows of the local slopes (2; a short sweep may use 1)
     one_sided : the first rate is an upper bound, tested one-sidedly: a worst-case row (the family's scale
         searched, the estimator at its theorem's tuning, a one-value grid) where the paper proves no lower bound
+    item_level : Table 1's item-level column: every point (n, m) is run as N = nm users of one sample each, so
+        each report privatizes one sample (ε-LDP per item) and the family is scaled to N samples
     """
 
     task: str
@@ -141,6 +146,11 @@ class UserLawFreeSpec(JobSpec):
     min_stage1: float
     window_decades: float = 2.0
     one_sided: bool = False
+    item_level: bool = False
+
+    def run_size(self, pt) -> tuple:
+        """(users, samples per user) the estimator runs on at ``pt``: (n, m), or (nm, 1) for the item-level column."""
+        return (pt.n * pt.m, 1) if self.item_level else (pt.n, pt.m)
 
     def points(self) -> list:
         return list(dict.fromkeys(pt for pts in self.sweeps.values() for pt in pts))
@@ -221,11 +231,15 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     task = node["task"]
     check(task in TASKS, f"{NODE}.task", task, list(TASKS))
     fam_classes, est_classes = families(task), estimators(task)
-    # a lower-bound construction, and an estimator with an exact expected error
+    one_sided = node.get("one_sided", False)
+    check(isinstance(one_sided, bool), f"{NODE}.one_sided", one_sided, "true or false")
+    # a lower-bound construction and an estimator with an exact expected error; a worst-case row (one_sided)
+    # searches any family of the task, and admits an expected error that bounds the exact one (SO's recursion)
     family_name, family_params = _searched(node, "family", fam_classes, "family",
-                                           lambda c: c.minimax_hard)
+                                           lambda c: c.minimax_hard or one_sided)
     est_name, est_params = _searched(node, "estimator", est_classes, "estimator",
-                                     lambda c: c.exact_expected_error)
+                                     lambda c: c.exact_expected_error
+                                     or (one_sided and bool(c.approximate_expected_error)))
     scale_key, scales = _searched_grid(node, "scale", fam_classes[family_name])
     tuning_key, tunings = _searched_grid(node, "tuning", est_classes[est_name])
     signs = node.get("signs", 4)
@@ -246,11 +260,11 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
     dims = [] if only_d else sweep_values(f"{NODE}.d", node["d"], AXIS_RULES["d"], "[1]")
     floor = node.get("min_stage1", 1000.0)
     check(is_number(floor) and floor > 0, f"{NODE}.min_stage1", floor, "a number > 0")
-    one_sided = node.get("one_sided", False)
-    check(isinstance(one_sided, bool), f"{NODE}.one_sided", one_sided, "true or false")
     check(not one_sided or RATES[rates[0]].kind == "upper", f"{NODE}.rates", rates[0],
           "an upper bound first (one_sided: true tests the first rate one-sidedly): "
           + ", ".join(sorted(k for k, r in RATES.items() if r.kind == "upper")))
+    item_level = node.get("item_level", False)
+    check(isinstance(item_level, bool), f"{NODE}.item_level", item_level, "true or false")
     window = node.get("window_decades", 2.0)
     check(is_number(window) and 0.3 <= window <= 10, f"{NODE}.window_decades", window, "a number in [0.3, 10]")
     sweeps = _sweeps(node, dims)
@@ -259,12 +273,13 @@ def validate_user_law_free(cfg) -> UserLawFreeSpec:
         task=task, family_name=family_name,
         family_params=family_params, scale_key=scale_key, scales=scales, estimator_name=est_name,
         estimator_params=est_params, tuning_key=tuning_key, tunings=tunings, signs=signs, sweeps=sweeps,
-        rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window), one_sided=one_sided)
+        rates=[str(r) for r in rates], min_stage1=float(floor), window_decades=float(window), one_sided=one_sided,
+        item_level=item_level)
     for s in (scales[0], scales[-1]):  # the family's own checks of its constant, and its number of signs
         fam = instantiate(f"{NODE}.scale", fam_classes[family_name], {**family_params, scale_key: s})
         if signs == 0:
             for pt in (spec.points()[0], spec.points()[-1]):
-                _sign_count(fam, pt)
+                _sign_count(fam, spec, pt)
     for t in (tunings[0], tunings[-1]):
         instantiate(f"{NODE}.tuning", est_classes[est_name], {**est_params, tuning_key: t})
     return spec
@@ -299,9 +314,9 @@ class _SignPattern(np.random.Generator):
         return np.where(bits == 1, 0.25, 0.75)
 
 
-def _sign_count(fam, pt: UserPoint) -> int:
+def _sign_count(fam, spec: UserLawFreeSpec, pt: UserPoint) -> int:
     """The number k of hidden signs of ``fam``'s instance at ``pt``, checked for ``signs: exact`` (2^k patterns)."""
-    k = len(np.atleast_1d(fam.instance(_SignPattern(0), pt.n, pt.m, pt.eps, pt.d).params["v"]))
+    k = len(np.atleast_1d(fam.instance(_SignPattern(0), *spec.run_size(pt), pt.eps, pt.d).params["v"]))
     check(k <= MAX_EXACT_SIGNS, f"{NODE}.signs", "exact",
           f"a number of draws: {k} hidden signs at {pt.key} (exact needs <= {MAX_EXACT_SIGNS})")
     return k
@@ -309,10 +324,11 @@ def _sign_count(fam, pt: UserPoint) -> int:
 
 def _instances(fam, spec: UserLawFreeSpec, pt: UserPoint, scale: float, draw: int) -> list:
     """The instances one entry averages: one sign draw, or (``signs: exact``) every sign pattern."""
+    n, m = spec.run_size(pt)
     if spec.signs:
         return [fam.instance(keyed_rng(spec.seed, "userlevel-law-free", pt.key, repr(scale), draw),
-                             pt.n, pt.m, pt.eps, pt.d)]
-    return [fam.instance(_SignPattern(p), pt.n, pt.m, pt.eps, pt.d) for p in range(2 ** _sign_count(fam, pt))]
+                             n, m, pt.eps, pt.d)]
+    return [fam.instance(_SignPattern(p), n, m, pt.eps, pt.d) for p in range(2 ** _sign_count(fam, spec, pt))]
 
 
 def _point_records(spec: UserLawFreeSpec, axis: str, pt: UserPoint, todo: list) -> pd.DataFrame:
@@ -327,7 +343,7 @@ def _point_records(spec: UserLawFreeSpec, axis: str, pt: UserPoint, todo: list) 
         est = ests.setdefault(tuning, spec.estimator(tuning))
         insts = instances.setdefault((scale, draw), _instances(fam, spec, pt, scale, draw))
         try:  # expected_error applies the estimator's own point rule (as check_point) first
-            outs = [est.expected_error(inst, pt.n, pt.m, pt.eps, pt.d) for inst in insts]
+            outs = [est.expected_error(inst, *spec.run_size(pt), pt.eps, pt.d) for inst in insts]
             # stage I's size, and the theorem's own regime where the estimator states one (Theorem 3's tail regime)
             admitted = bool(outs[0].get("stage1_size_eps2", math.inf) >= spec.min_stage1
                             and outs[0].get("theorem_regime", True))
