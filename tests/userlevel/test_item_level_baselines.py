@@ -152,3 +152,16 @@ def test_m_slope_table_skips_missing_runs_and_refuses_mixed_axes(tmp_path):
     _synthetic(tmp_path / "b", {"ul_minimax_mean_p1a": SLOPES["ul_minimax_mean_p1a"]}, n=10 ** 9)
     with pytest.raises(ValueError, match="fixed axes"):
         m_slope_table(tmp_path / "b")
+
+
+def test_algorithms_2_to_5_join_the_table_at_their_own_axes(tmp_path):
+    """Algorithms 2–5 sweep m at their own n and ε: they join the table (and the figure's relative panel)
+    without the check that the bounded-mean rows share one n and ε."""
+    _synthetic(tmp_path, SLOPES)
+    _synthetic(tmp_path, {"ul_minimax_so": ("alg3", "thm8_so", -0.5)}, n=10 ** 12)
+    _synthetic(tmp_path, {"ul_minimax_cls": ("alg4", "thm10_lower", -0.5)}, n=10 ** 9, eps=0.5)
+    table = write_m_baselines(tmp_path)
+    assert table.experiment.tolist() == [*BASELINE_EXPERIMENTS, "ul_minimax_so", "ul_minimax_cls"]
+    assert table.n.tolist()[-2:] == [10 ** 12, 10 ** 9] and table.stated_slope.tolist()[-2:] == [-0.5, -0.5]
+    with pytest.raises(ValueError, match="fixed axes"):  # the bounded-mean panel still refuses mixed axes
+        m_slope_table(tmp_path, [*BASELINE_EXPERIMENTS, "ul_minimax_so"])

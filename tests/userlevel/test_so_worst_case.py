@@ -66,3 +66,26 @@ def test_item_level_runs_every_point_on_nm_users_of_one_sample():
     with pytest.raises(ConfigError) as err:
         _spec(["+userlevel_minimax.item_level=yes"])
     assert "userlevel_minimax.item_level" in str(err.value)
+
+
+def test_the_glance_puts_item_level_rows_in_the_item_column_only():
+    """ul_minimax_so_item's rate (item_so) sits under the SO row like thm8_so, and the item column alone reads it;
+    likewise classification's item_cls, though its row is the baselines'."""
+    import pandas as pd
+
+    from labeldp_sim.papers.userlevel.report import _glance_cell
+
+    def row(experiment, rate, slope, table1_row):
+        return {"experiment": experiment, "axis": "n", "d": 4, "rate": rate, "primary": True, "deep_lo": 1e7,
+                "verdict": "upper bound respected", "deep_slope": slope, "theory": -0.47, "table1_row": table1_row,
+                "estimator": "alg3"}
+
+    free = pd.DataFrame([row("ul_minimax_so", "thm8_so", -0.478, "so"), row("ul_minimax_so_item", "item_so", -0.475, "so"),
+                         row("ul_minimax_cls_item", "item_cls", -0.49, "")])
+    tied = pd.DataFrame(columns=["axis", "primary", "experiment", "verdict", "rate"])
+    n_cell = _glance_cell("so", "n", tied, free)
+    assert "ul_minimax_so: upper bound respected (-0.478" in n_cell and "so_item" not in n_cell
+    assert _glance_cell("so", "item", tied, free) == (
+        "law-free ul_minimax_so_item (alg3, n): upper bound respected (-0.475 vs -0.470)")
+    assert "ul_minimax_cls_item (alg3, n)" in _glance_cell("classification", "item", tied, free)
+    assert _glance_cell("regression", "item", tied, free).startswith("not run: ul_minimax_reg_item")

@@ -271,36 +271,40 @@ def pipe_table(header: list, rows: list) -> list:
 # What Table 1 asks of each row beyond the n and m axes, and why a part is not run yet (issue 21, item 2).
 # A part that some results file covers is shown as measured; these reasons show only where none does.
 NOT_RUN = {
-    ("mean_bounded_linf", "item"): "the item-level ℓ∞ rate (Duchi et al., 2018) needs their sampling mechanism; "
-                                   "Laplace per coordinate (item_ldp) pays d³, not d², so it would not test the column",
+    ("mean_bounded_linf", "item"): "ul_minimax_linf_item (Algorithm 2 on nm users of one sample, make minimax) is not "
+                                   "in this folder",
     ("mean_heavy", "d"): "heavy tails at d > 1: ul_minimax_heavy_coord (Remark 2's estimator, make minimax) is not in "
                          "this folder",
     ("mean_heavy", "eps>1"): "Theorem 3 is one-dimensional (ε²∧1); Remark 2's ε²∧ε: ul_minimax_heavy_coord_eps "
                              "(make minimax) is not in this folder",
     ("mean_heavy", "item"): "ul_minimax_heavy_item (item_ldp on the spike, make minimax) is not in this folder",
-    ("mean_heavy", "law_free"): "the paper gives no lower bound (Table 1 cites none); the spike family (SPEC §6) has "
-                                "no exact path yet for a worst-case search",
-    ("so", "eps"): "no ε sweep yet", ("so", "eps>1"): "no ε > 1 sweep yet",
-    ("so", "d"): "SO runs at d = 2, 126 trials (n-slope CI ±0.19); d = 4 with CI half-widths <= 0.05 needs "
-                 ">= 2^20 users per point and ~20x the trials: hours (ul_so_paper runs d = 4), not make sweep's 6 minutes",
-    ("so", "item"): "the item-level column (Duchi et al., 2013) has no estimator here",
-    ("so", "law_free"): "the paper gives no lower bound for SO",
+    ("mean_heavy", "law_free"): "the paper gives no lower bound (Table 1 cites none); its worst-case rows, "
+                                "ul_minimax_heavy and ul_minimax_heavy_coord (make minimax), are not in this folder",
+    ("so", "eps"): "ul_minimax_so (worst case, make minimax) is not in this folder",
+    ("so", "eps>1"): "ul_minimax_so_eps (worst case, make minimax) is not in this folder",
+    ("so", "d"): "ul_minimax_so (worst case over d = 1..64, make minimax) is not in this folder",
+    ("so", "item"): "ul_minimax_so_item (Algorithm 3 on nm users of one sample, make minimax) is not in this folder",
+    ("so", "law_free"): "the paper gives no lower bound for SO; its worst-case rows, ul_minimax_so (make minimax), are "
+                        "not in this folder",
     ("classification", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run "
                                  "at ε = 1",
     ("classification", "d"): "d = 2, 3 law-free in experiments/minimax_dims.txt (make minimax MINIMAX_SUITE=...); "
                              "d = 4 not run: ~60 ms an entry, >= 300 CPU-s for a sweep whose oracle count B* runs "
                              "5-10 only (issue 34's note)",
     ("classification", "beta_gamma"): "no law-free run at β, γ other than 1 in this folder (make minimax runs them)",
-    ("classification", "item"): "the item-level column (Berrett & Butucea, 2019) has no estimator here",
+    ("classification", "item"): "ul_minimax_cls_item (Algorithm 4 on nm users of one sample, make minimax) is not in "
+                                "this folder",
     ("regression", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run at "
                              "ε = 1",
     ("regression", "d"): "d = 2, 3, 4 law-free in experiments/minimax_dims.txt (make minimax MINIMAX_SUITE=...)",
     ("regression", "beta_gamma"): "no law-free run at β other than 1 in this folder (make minimax runs them)",
-    ("regression", "item"): "the item-level column (Berrett et al., 2021) has no estimator here",
+    ("regression", "item"): "ul_minimax_reg_item (Algorithm 5 on nm users of one sample, make minimax) is not in this "
+                            "folder",
 }
 # row -> the item-level rates: Table 1's right column (item_bounded), then Proposition 1's user-level baselines
 ITEM_LEVEL = {"mean_bounded_l2": ("item_bounded", "p1a_item_level", "p1b_one_sample"), "mean_heavy": ("item_heavy",),
-              "so": ("item_so",), "classification": ("item_cls",), "regression": ("item_reg",)}
+              "mean_bounded_linf": ("item_linf",), "so": ("item_so",), "classification": ("item_cls",),
+              "regression": ("item_reg",)}
 _ITEM_RATES = {rate for rates in ITEM_LEVEL.values() for rate in rates}
 GLANCE_PARTS = (("n", "n"), ("m", "m"), ("eps", "ε ≤ 1"), ("eps>1", "ε > 1"), ("d", "d"),
                 ("beta_gamma", "β, γ"), ("item", "item-level column"))

@@ -134,6 +134,10 @@ def _item_bounded(n, m, eps, d, p, D, M, b, g, s2):
     return D ** 2 * d / (n * m * _e2e(eps))
 
 
+def _item_linf(n, m, eps, d, p, D, M, b, g, s2):
+    return D ** 2 * d ** 2 / (n * m * _e2e(eps))
+
+
 def _item_so(n, m, eps, d, p, D, M, b, g, s2):
     return _thm8(n * m, 1.0, eps, d, p, D, M, b, g, s2)
 
@@ -346,6 +350,16 @@ _RATE_LIST = [
          "1-D); per-coordinate Laplace is d² off this rate for d > 1. Not P1a (p1a_item_level): "
          "P1a runs every sample at ε/m.",
          _MSE, _item_bounded),
+    Rate("item_linf",
+         "D²d²/(nm(ε²∧ε))",
+         "Table 1, item-level column, row 'Mean, bounded' read for ℓ∞ support (Sec. 4.2: item-level "
+         "d²/(n(ε²∧ε)) with n samples, Duchi et al. 2018), N = nm samples",
+         "baseline",
+         "item-level ε-LDP on the nm samples (Algorithm 2 on N = nm users of one sample), ℓ∞ support "
+         "||X||_∞ ≤ D; non-private D²d/(nm) omitted",
+         "none",
+         "Table 1 prints the ℓ2 row; ℓ∞ adds ×d as for the user-level rate (Theorems 4 and 7).",
+         _MSE, _item_linf),
     Rate("item_so",
          "D√(ln N/N·(1 + d ln N/(ε²∧ε))), N = nm",
          "Table 1, item-level column, row 'Stochastic optimization' (Duchi et al. 2013: √(d/(Nε²)) on N "
