@@ -131,7 +131,7 @@ def test_the_glance_puts_d_sweeps_exponent_surfaces_and_the_item_column_where_th
     assert _glance_cell("classification", "beta_gamma", tied, cls, exponents) == (
         "law-free ul_minimax_cls_gamma05: β = 1, γ = 0.5, n: consistent (-0.365 vs -0.376)")
     item = pd.DataFrame([_free_row("ul_minimax_mean_item", "m", 1, "item_bounded", -1.0, -1.0)])
-    assert "ul_minimax_mean_item (x, m): consistent" in _glance_cell("mean_bounded_l2", "item", tied, item)
+    assert "ul_minimax_mean_item (x): m consistent" in _glance_cell("mean_bounded_l2", "item", tied, item)
 
 
 def test_the_glance_links_every_experiment_it_names():

@@ -86,6 +86,6 @@ def test_the_glance_puts_item_level_rows_in_the_item_column_only():
     n_cell = _glance_cell("so", "n", tied, free)
     assert "ul_minimax_so: upper bound respected (-0.478" in n_cell and "so_item" not in n_cell
     assert _glance_cell("so", "item", tied, free) == (
-        "law-free ul_minimax_so_item (alg3, n): upper bound respected (-0.475 vs -0.470)")
-    assert "ul_minimax_cls_item (alg3, n)" in _glance_cell("classification", "item", tied, free)
+        "law-free ul_minimax_so_item (alg3): n upper bound respected (-0.475 vs -0.470)")
+    assert "ul_minimax_cls_item (alg3): n" in _glance_cell("classification", "item", tied, free)
     assert _glance_cell("regression", "item", tied, free).startswith("not run: ul_minimax_reg_item")

@@ -356,8 +356,9 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
     elif part == "item":  # the item-level rows sit under Baselines; ITEM_LEVEL names whose row they are
         rates = ITEM_LEVEL.get(row_key, ())
         lf = free[free.primary.astype(bool) & free.rate.isin(rates)]
-        texts += [f"law-free {r.experiment} ({r.estimator}, {r.axis}): {r.verdict} ({_f(r.deep_slope)} vs "
-                  f"{_f(r.theory)})" for r in lf.itertuples()]
+        for (experiment, estimator), rows in lf.groupby(["experiment", "estimator"], sort=False):
+            texts.append(f"law-free {experiment} ({estimator}): " + ", ".join(
+                f"{r.axis} {r.verdict} ({_f(r.deep_slope)} vs {_f(r.theory)})" for r in rows.itertuples()))
         texts += [f"{r.experiment} ({r.estimator}, {r.axis}): {r.verdict}" for r in
                   tied[tied.rate.isin(rates)].itertuples()]
     if texts:
