@@ -265,3 +265,25 @@ def test_pre_asymptotic_flags_stay_at_the_shallow_end():
     # the same flags listed from the deep end: the shallowest point is unflagged, so no flag stays
     assert out[out.d == 2].sort_values("eps").pre_asymptotic.tolist() == ["", "", "", "", ""]
     assert shallow_end_only(_points(x, x ** -0.5, axis="eps", pre=["a"] * 5)).pre_asymptotic.tolist() == ["a"] * 5
+
+
+@pytest.mark.parametrize("x, says", [
+    (np.logspace(6, 8, 3), "too few points for a window of 1 decade(s) (>= 4 points); use >= 3 points per decade"),
+    (np.logspace(6, 7.2, 6), "too short for two windows of 1 decade(s) overlapping by at most half; extend it to "
+                             ">= 1.5 decades (deeper than 1.58e+07"),
+    (np.r_[np.logspace(6, 7, 10), 1e9], "unevenly spaced: some decade holds fewer than 4 points"),
+])
+def test_a_short_grid_says_what_to_change(x, says):
+    """A user's own grid (issue 35, item 5): the reason of an inconclusive row names what is missing and what
+    to change, and the one-line summary (headline) carries it instead of 'nan [nan, nan]'."""
+    from labeldp_sim.stats.windows import headline
+
+    m = _row(fit_law_free(_points(x, x ** (-2 / 3)), _spec("reg_nonprivate")))
+    assert m.verdict == "inconclusive" and says in m.reason, m.reason
+    assert says in headline(m.reason) and "Ruled out" not in headline(m.reason)
+
+
+def test_a_moving_slope_is_told_to_go_deeper():
+    M = N_GRID ** (-2 / 3) + 300 * N_GRID ** -1.0
+    m = _row(fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate")))
+    assert m.verdict == "pre-asymptotic" and f"deeper than {N_GRID[-1]:.3g}" in m.reason

@@ -55,7 +55,7 @@ from labeldp_sim.stats.fit import fit_slope, verdict
 
 __all__ = ["WINDOW_DECADES", "WINDOW_MIN_POINTS", "PREVIOUS_MAX_OVERLAP", "EXACT_REL_ERROR", "CI_EXACT",
            "CI_MONTE_CARLO", "ols_slope", "local_slope", "window_fits", "deepest_pair", "agree", "window_verdict",
-           "window_text", "verdict_reason", "WINDOW_COLUMNS"]
+           "window_text", "verdict_reason", "grid_advice", "headline", "UNDECIDED", "WINDOW_COLUMNS"]
 
 WINDOW_DECADES = 1.0
 WINDOW_MIN_POINTS = 4
@@ -67,6 +67,7 @@ RHO_MAX = 0.9  # the AR(1) inflation of an exact window's error is at most sqrt(
 CI_EXACT = "OLS on exact entries, residual SE (grid discreteness + curvature) x AR(1) factor, t(n-2)"
 CI_MONTE_CARLO = "WLS on Monte-Carlo SEs, Birge-inflated, normal"
 
+UNDECIDED = ("inconclusive", "pre-asymptotic")  # verdicts whose one-line summary adds why (headline)
 AXIS_SYMBOLS = {"eps": "ε"}  # how window_text writes an axis (others: its own name, N, n, m)
 
 WINDOW_COLUMNS = ["window", "window_lo", "window_hi", "window_centre", "span_decades", "points", "slope",
@@ -223,21 +224,59 @@ def window_text(axis: str, win) -> str:
             f"{win.slope:.3f} [{win.ci_low:.3f}, {win.ci_high:.3f}]")
 
 
+def grid_advice(x, decades: float = WINDOW_DECADES, axis: str = "N") -> str:
+    """What a sweep with the usable values ``x`` lacks for a verdict, in one clause naming what to change.
+
+    A window needs ``WINDOW_MIN_POINTS`` points within ``decades``, so at least ⌈(min − 1)/decades⌉ points per
+    decade; a verdict needs a second window that overlaps the deepest by at most half, so a sweep of at least
+    (1 + ``PREVIOUS_MAX_OVERLAP``)·``decades`` decades at that density.
+    """
+    x = np.sort(np.asarray(x, dtype=float))
+    name = AXIS_SYMBOLS.get(axis, axis)
+    per_decade = int(np.ceil((WINDOW_MIN_POINTS - 1) / decades))
+    needed = (1 + PREVIOUS_MAX_OVERLAP) * decades
+    if not len(x):
+        return "no usable point (every point was ruled out: see 'Ruled out')"
+    span = float(np.log10(x[-1] / x[0])) if len(x) > 1 else 0.0
+    have = f"{len(x)} usable point(s) over {span:.2g} decade(s) of {name}"
+    density = (len(x) - 1) / span if span > 0 else 0.0
+    if density + 1e-9 < per_decade:
+        return (f"{have}: too few points for a window of {decades:g} decade(s) (>= {WINDOW_MIN_POINTS} points); "
+                f"use >= {per_decade} points per decade over >= {needed:g} decades")
+    if span + 1e-9 < needed:
+        return (f"{have}: too short for two windows of {decades:g} decade(s) overlapping by at most half; "
+                f"extend it to >= {needed:g} decades (deeper than {x[-1]:.3g} where the regime allows)")
+    return (f"{have}, unevenly spaced: some decade holds fewer than {WINDOW_MIN_POINTS} points; keep >= "
+            f"{per_decade} points in every decade")
+
+
+def headline(reason: str) -> str:
+    """The part of a verdict's reason before its window details (what a one-line summary prints)."""
+    return str(reason).split("; deepest ")[0].split(". Ruled out")[0]
+
+
 def verdict_reason(verdict_: str, deep, prev, theory: float, tol: float, axis: str, exact: bool,
-                   ruled_out: str, decades: float = WINDOW_DECADES) -> str:
-    """Why the verdict: the two deepest windows' slopes and what was ruled out before fitting them."""
+                   ruled_out: str, decades: float = WINDOW_DECADES, x=None) -> str:
+    """Why the verdict: the two deepest windows' slopes and what was ruled out before fitting them.
+
+    ``x``, the row's usable values of ``axis``, makes a missing window's reason name what to change
+    (:func:`grid_advice`); a still-moving slope is told to go deeper than its last value.
+    """
     if deep is None:
-        head = (f"no window of {decades:g} decade(s) with >= {WINDOW_MIN_POINTS} usable points "
+        head = (grid_advice(x, decades, axis) if x is not None else
+                f"no window of {decades:g} decade(s) with >= {WINDOW_MIN_POINTS} usable points "
                 "(deepen or densify the sweep)")
     elif prev is None:
-        head = (f"deepest window {window_text(axis, deep)}; no shallower window overlapping it by at most "
-                f"half: the flattening cannot be checked (extend the sweep)")
+        advice = grid_advice(x, decades, axis) if x is not None else "extend the sweep"
+        head = (f"no shallower window overlapping the deepest by at most half, so the flattening cannot be "
+                f"checked: {advice}; deepest window {window_text(axis, deep)}")
     else:
         windows = f"deepest {window_text(axis, deep)}; previous {window_text(axis, prev)}"
         half = (deep.ci_high - deep.ci_low) / 2
         if verdict_ == "pre-asymptotic":
             head = (f"local slope still moving: previous {prev.slope:.3f} vs deepest {deep.slope:.3f}, "
-                    f"apart by more than their CIs allow; {windows}")
+                    f"apart by more than their CIs allow (extend the sweep deeper than {deep.window_hi:.3g}); "
+                    f"{windows}")
         elif verdict_ == "consistent":
             head = f"deepest CI inside {theory:.3f} ± {tol:g}, previous window agreeing; {windows}"
         elif verdict_.startswith("inconsistent"):

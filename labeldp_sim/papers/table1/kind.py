@@ -16,6 +16,7 @@ from labeldp_sim.harness.reads import Unread
 from labeldp_sim.report.figures import write_figure
 from labeldp_sim.harness.store import atomic_write, staged
 from labeldp_sim.papers.table1.paths import DataPath
+from labeldp_sim.stats.windows import UNDECIDED, headline
 
 log = get_logger("table1")
 
@@ -150,7 +151,8 @@ class _LawFreeRates(RatesKind):
         for _, r in fits[fits.quantity == "M"].iterrows():
             log.info(f"{spec.name} [law-free, oracle tuning]: M local slope on log {r.axis}, d={r.d}, deepest window: "
                      f"{r.deep_slope:.3f} [{r.deep_ci_low:.3f}, {r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) "
-                     f"vs {r.statement} {r.theory:.3f} -> {r.verdict}")
+                     f"vs {r.statement} {r.theory:.3f} -> {r.verdict}"
+                     + (f" ({headline(r.reason)})" if r.verdict in UNDECIDED else ""))
 
 
 _LAW_FREE = _LawFreeRates()

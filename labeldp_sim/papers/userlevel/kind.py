@@ -11,6 +11,7 @@ from pathlib import Path
 from labeldp_sim.harness.kinds import ExperimentKind, register
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.reads import Unread
+from labeldp_sim.stats.windows import UNDECIDED, headline
 
 log = get_logger("userlevel")
 
@@ -132,7 +133,8 @@ class UserLevelLawFreeKind(ExperimentKind):
             if r.primary:
                 log.info(f"{spec.name} [law-free, oracle {spec.tuning_key}, worst {spec.scale_key}]: M local slope on "
                          f"log {r.axis}, d={'swept' if r.axis == 'd' else int(r.d)}, deepest window: {r.deep_slope:.3f} [{r.deep_ci_low:.3f}, "
-                         f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}")
+                         f"{r.deep_ci_high:.3f}] (previous {r.prev_slope:.3f}) vs {r.rate} {r.theory:.3f} -> {r.verdict}"
+                         + (f" ({headline(r.reason)})" if r.verdict in UNDECIDED else ""))
 
 
 register(UserLevelLawFreeKind())

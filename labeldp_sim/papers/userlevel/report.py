@@ -270,6 +270,11 @@ def pipe_table(header: list, rows: list) -> list:
 
 # What Table 1 asks of each row beyond the n and m axes, and why a part is not run yet (issue 21, item 2).
 # A part that some results file covers is shown as measured; these reasons show only where none does.
+# What a measured cell still leaves out, shown after its verdicts (a part of the axis no experiment covers).
+NOT_RUN_PART = {
+    ("classification", "d"): "d = 4 not run: the cube counts B* the oracle can reach there run 5-10 only, and the "
+                             "risk jumps by orders of magnitude between neighbouring counts (issue 34's note)",
+}
 NOT_RUN = {
     ("mean_bounded_linf", "item"): "ul_minimax_linf_item (Algorithm 2 on nm users of one sample, make minimax) is not "
                                    "in this folder",
@@ -289,8 +294,7 @@ NOT_RUN = {
     ("classification", "eps>1"): "the exact path needs one coordinate per group (ε < 2); the law-tied rows run "
                                  "at ε = 1",
     ("classification", "d"): "d = 2, 3 law-free in experiments/minimax_dims.txt (make minimax MINIMAX_SUITE=...); "
-                             "d = 4 not run: ~60 ms an entry, >= 300 CPU-s for a sweep whose oracle count B* runs "
-                             "5-10 only (issue 34's note)",
+                             + NOT_RUN_PART[("classification", "d")],
     ("classification", "beta_gamma"): "no law-free run at β, γ other than 1 in this folder (make minimax runs them)",
     ("classification", "item"): "ul_minimax_cls_item (Algorithm 4 on nm users of one sample, make minimax) is not in "
                                 "this folder",
@@ -362,7 +366,8 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
         texts += [f"{r.experiment} ({r.estimator}, {r.axis}): {r.verdict}" for r in
                   tied[tied.rate.isin(rates)].itertuples()]
     if texts:
-        return "; ".join(texts)
+        part_left = NOT_RUN_PART.get((row_key, part))
+        return "; ".join(texts + ([f"{part_left}"] if part_left else []))
     if part in ("beta_gamma",) and row_key not in ("classification", "regression"):
         return "—"
     if part == "d" and row_key in ("mean_bounded_l2", "mean_bounded_linf") and tied.axis.eq("d").any():

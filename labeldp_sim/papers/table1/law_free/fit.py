@@ -334,7 +334,8 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
                        "law_h_exponent": law_h if quantity == "M" else np.nan,
                        **_whole(whole, theory, tol), **_window_fields("deep", deep), **_window_fields("prev", prev)}
                 row["verdict"] = window_verdict(deep, prev, theory, tol)
-                row["reason"] = verdict_reason(row["verdict"], deep, prev, theory, tol, axis, exact, ruled, decades)
+                row["reason"] = verdict_reason(row["verdict"], deep, prev, theory, tol, axis, exact, ruled, decades,
+                                               x=subset[axis])
                 if quantity == "M" and deep is not None and row["verdict"] in ("inconsistent", "pre-asymptotic"):
                     row["reason"] += "; " + _optima_in(axis, subset, deep)
                 row["h_est_ok"] = (bool(abs(h_slope - law_h) <= H_TOL)

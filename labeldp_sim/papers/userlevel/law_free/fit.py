@@ -182,7 +182,7 @@ def analyse(entries: pd.DataFrame, spec) -> tuple[pd.DataFrame, pd.DataFrame, pd
                 "window_decades": spec.window_decades,
                 "reason": (_worst_case(v, deep, prev, axis, ruled_text) if k == 0 and v in (BOUND_RESPECTED, BOUND_VIOLATED)
                            else verdict_reason(v, deep, prev, theory, spec.tol, axis, True, ruled_text,
-                                               spec.window_decades) if k == 0 else _beside(v, kind))})
+                                               spec.window_decades, x=usable[axis]) if k == 0 else _beside(v, kind))})
     return points, (pd.concat(windows, ignore_index=True) if windows else pd.DataFrame()), pd.DataFrame(fits)
 
 
