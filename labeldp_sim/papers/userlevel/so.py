@@ -254,6 +254,13 @@ class Algorithm3(LearningEstimator):
         check(isinstance(inst, SOInstance), "family", family, "an SO family")
         self.step_sizes(n, m, eps, d, inst.gamma)
 
+    def _regime(self, n, m, eps, d, stage1, inst) -> dict:
+        """Theorem 8's condition n(ε²∧1) ≥ c1·d·ln n·ln m (its ratio), and the point's regime: that condition,
+        every stage I group's (size)·(ε_inst²∧1) = ``stage1`` >= ``min_stage1``, and η <= 1/G."""
+        cond = n * min(eps ** 2, 1.0) / (d * safe_log(n) * safe_log(m)) if m > 1 else math.inf
+        return {"condition_ratio": cond, "theorem_regime": cond >= self.c1,
+                "in_regime": bool(cond >= self.c1 and stage1 >= self.min_stage1 and self.lr <= 1.0 / inst.G)}
+
     approximate_expected_error = ("root of a second-moment recursion: each step's Algorithm 2 error moments in "
                                   "closed form at the mean iterate; the output's projection left out (an upper bound)")
 
@@ -292,11 +299,10 @@ class Algorithm3(LearningEstimator):
                       + eta ** 2 * float(np.sum(proj * moments)))
             theta = theta - eta * (delta + drift)
             worst = min(worst, info["min_stage1_users"] * min(info["eps_instance"] ** 2, 1.0))
-        cond = n * min(eps ** 2, 1.0) / (d * safe_log(n) * safe_log(m)) if m > 1 else math.inf
-        return {"error": math.sqrt(max(second, 0.0)), "stage1_size_eps2": worst, "theorem_regime": cond >= self.c1,
-                "in_regime": bool(cond >= self.c1 and worst >= self.min_stage1 and self.lr <= 1.0 / inst.G),
-                "exact_law": info["exact_law"], "groups": t0 * info["groups"], "t0": t0, "regime": info["regime"],
-                "eps_instance": info["eps_instance"], "condition_ratio": cond, "kashin_K": frame.K}
+        return {"error": math.sqrt(max(second, 0.0)), "stage1_size_eps2": worst,
+                **self._regime(n, m, eps, d, worst, inst), "exact_law": info["exact_law"],
+                "groups": t0 * info["groups"], "t0": t0, "regime": info["regime"],
+                "eps_instance": info["eps_instance"], "kashin_K": frame.K}
 
     def trial(self, family, n, m, eps, d, rng, path="sufficient") -> dict:
         rng = np.random.default_rng(rng)  # None, a seed or a Generator (passed through unchanged)
@@ -322,11 +328,11 @@ class Algorithm3(LearningEstimator):
             fails += info["stage1_failures"]
             worst = min(worst, info["min_stage1_users"] * min(info["eps_instance"] ** 2, 1.0))
             theta = inst.project(theta - self.lr * g)
-        cond = n * min(eps ** 2, 1.0) / (d * safe_log(n) * safe_log(m)) if m > 1 else math.inf
-        in_regime = cond >= self.c1 and worst >= self.min_stage1 and self.lr <= 1.0 / inst.G
+        regime = self._regime(n, m, eps, d, worst, inst)
         return {"error": float(np.linalg.norm(theta - inst.theta_star)), "stage1_ok": fails == 0,
-                "stage1_failures": int(fails), "in_regime": bool(in_regime), "groups": t0 * info["groups"],
+                "stage1_failures": int(fails), "in_regime": regime["in_regime"], "groups": t0 * info["groups"],
                 "t0": t0, "lr": self.lr, "mean": self.mean, "regime": info["regime"],
-                "eps_instance": info["eps_instance"], "stage1_size_eps2": worst, "condition_ratio": cond,
+                "eps_instance": info["eps_instance"], "stage1_size_eps2": worst,
+                "condition_ratio": regime["condition_ratio"],
                 "grad_bound": D, "kashin_K": frame.K, "theta_hat_1": float(theta[0]),
                 "theta_star_1": float(inst.theta_star[0])}
