@@ -367,7 +367,7 @@ def _glance_cell(row_key: str, part: str, tied: pd.DataFrame, free: pd.DataFrame
                   tied[tied.rate.isin(rates)].itertuples()]
     if texts:
         part_left = NOT_RUN_PART.get((row_key, part))
-        return "; ".join(texts + ([f"{part_left}"] if part_left else []))
+        return "; ".join(texts + ([part_left] if part_left else []))
     if part in ("beta_gamma",) and row_key not in ("classification", "regression"):
         return "—"
     if part == "d" and row_key in ("mean_bounded_l2", "mean_bounded_linf") and tied.axis.eq("d").any():
