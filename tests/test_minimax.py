@@ -309,3 +309,33 @@ def test_negative_control_law_tied_follows_the_law_law_free_does_not(tmp_path, m
     np.testing.assert_array_equal(oracle(honest), oracle(injected))
     np.testing.assert_array_equal(honest["points"].M.to_numpy(), injected["points"].M.to_numpy())
     np.testing.assert_equal(slope(honest, "M"), slope(injected, "M"))
+
+
+# --------------------------------------------------------------------------- issue 35: margin and the β sweep
+
+
+@pytest.mark.parametrize("name, cell, beta", [("reg_label_cdp_beta025", "reg_label_cdp", 0.25),
+                                              ("reg_full_cdp_beta075", "reg_full_cdp", 0.75)])
+def test_the_theorem7_variants_are_their_cell_at_another_beta(tmp_path, name, cell, beta):
+    spec = validate_job(_compose([f"experiment={name}", "mode=law_free", f"paths.results_dir={tmp_path}",
+                                  "law_free.d=[1]"]))
+    assert spec.name == name and spec.cell.name == cell and spec.distributions[1].beta == beta
+    assert spec.tol == 0.02 and spec.window_points == 7  # law_free.tol and law_free.window_points
+
+
+def test_law_free_verdicts_take_law_free_tol_and_refuse_fit_tol(tmp_path):
+    base = ["experiment=reg_label_cdp", "mode=law_free", f"paths.results_dir={tmp_path}", "law_free.d=[1]"]
+    assert validate_job(_compose(base + ["law_free.tol=0.03"])).tol == 0.03
+    from labeldp_sim.harness.config import job_kind
+    from labeldp_sim.harness.kinds import get_kind
+    from labeldp_sim.harness.reads import check_overrides
+
+    overrides = base + ["fit.tol=0.03"]
+    cfg = _compose(overrides)
+    spec = validate_job(cfg)
+    with pytest.raises(ConfigError) as err:  # as the command line checks it, after validation
+        check_overrides(cfg, get_kind(job_kind(cfg)).for_spec(cfg, spec), overrides, spec)
+    assert err.value.key == "fit.tol" and "law_free.tol" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(base + ["law_free.window_points=3"]))
+    assert err.value.key == "law_free.window_points"

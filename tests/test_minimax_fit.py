@@ -24,7 +24,7 @@ TOL = 0.05
 
 def _spec(cell: str, exact: bool = True):
     dist = SimpleNamespace(beta=1.0, gamma=1.0, p=float("nan"))
-    return SimpleNamespace(cell=CELLS[cell], tol=TOL, min_points=3, exact=exact,
+    return SimpleNamespace(cell=CELLS[cell], name=cell, tol=TOL, min_points=3, window_points=7, exact=exact,
                            distributions={1: dist})
 
 
@@ -268,10 +268,10 @@ def test_pre_asymptotic_flags_stay_at_the_shallow_end():
 
 
 @pytest.mark.parametrize("x, says", [
-    (np.logspace(6, 8, 3), "too few points for a window of 1 decade(s) (>= 4 points); use >= 3 points per decade"),
-    (np.logspace(6, 7.2, 6), "too short for two windows of 1 decade(s) overlapping by at most half; extend it to "
+    (np.logspace(6, 8, 3), "too few points for a window of 1 decade(s) (>= 7 points); use >= 6 points per decade"),
+    (np.logspace(6, 7.2, 9), "too short for two windows of 1 decade(s) overlapping by at most half; extend it to "
                              ">= 1.5 decades (deeper than 1.58e+07"),
-    (np.r_[np.logspace(6, 7, 10), 1e9], "unevenly spaced: some decade holds fewer than 4 points"),
+    (np.r_[np.logspace(6, 7, 19), 1e9], "unevenly spaced: some decade holds fewer than 7 points"),
 ])
 def test_a_short_grid_says_what_to_change(x, says):
     """A user's own grid (issue 35, item 5): the reason of an inconclusive row names what is missing and what
@@ -287,3 +287,84 @@ def test_a_moving_slope_is_told_to_go_deeper():
     M = N_GRID ** (-2 / 3) + 300 * N_GRID ** -1.0
     m = _row(fit_law_free(_points(N_GRID, M), _spec("reg_nonprivate")))
     assert m.verdict == "pre-asymptotic" and f"deeper than {N_GRID[-1]:.3g}" in m.reason
+
+
+# issue 35, item 4: the convergence rule reads the trend of the deepest windows, not one earlier window
+EPS_GRID = np.logspace(-6, -1, 31)  # six points per decade, as Table I's ε sweeps
+
+
+def _with_local_slope(x, slope_of_log10x, amplitude=0.0):
+    """M whose local log-log slope is ``slope_of_log10x(log10 x)``, times the grids' discreteness."""
+    t = np.log10(x)
+    fine = np.linspace(t[0], t[-1], 4001)
+    log_m = np.cumsum(np.r_[0.0, np.diff(fine) * slope_of_log10x(fine[:-1])]) * np.log(10)
+    return np.exp(np.interp(t, fine, log_m) + _discreteness(np.log(x), amplitude))
+
+
+def _eps_row(M, cell="cls_label_ldp", tol=0.02):
+    spec = _spec(cell)
+    spec.tol = tol
+    return _row(fit_law_free(_points(EPS_GRID, M, axis="eps", h_exponent=-0.5), spec, 2.0))
+
+
+def test_a_settled_offset_is_judged_on_its_ci_not_on_a_window_two_decades_back():
+    """The slope climbs to -1.310 by ε = 10^-3.2, then stays: the previous window (a decade back) still
+    reads the climb, but the trend across the deepest windows is below tol/2, so the verdict is the
+    deepest CI's (it lies wholly outside Table I's -4/3 ± 0.02: inconsistent), not 'pre-asymptotic'."""
+    m = _eps_row(_with_local_slope(EPS_GRID, lambda t: np.where(t < -3.2, -1.31 + 0.08 * (-3.2 - t), -1.31)))
+    assert m.prev_slope - m.deep_slope > 0.4 * 0.02  # the previous window still reads the climb
+    assert abs(m.trend_change) < 0.01 and m.verdict == "inconsistent", m.reason
+
+
+def test_a_slope_still_climbing_is_pre_asymptotic_whatever_the_previous_windows_ci():
+    """A steady drift of 0.03 per decade over the whole sweep, under discreteness wide enough that the
+    previous window's CI covers the deepest slope: the deepest windows' trend still calls it moving."""
+    m = _eps_row(_with_local_slope(EPS_GRID, lambda t: -0.5 - 0.03 * (t + 1)), cell="cls_label_cdp", tol=0.05)
+    assert m.verdict == "pre-asymptotic" and m.trend_change < -0.02, m.reason
+    assert "trend" in m.reason and "deeper than" in m.reason
+
+
+def test_a_drift_below_half_the_tolerance_counts_as_settled():
+    """0.004 per decade is below max(deepest half-width, tol/2) across the deepest windows: consistent."""
+    m = _eps_row(_with_local_slope(EPS_GRID, lambda t: -4 / 3 - 0.004 * (t + 1)))
+    assert m.verdict == "consistent" and 0 < abs(m.trend_change) < 0.01, m.reason
+
+
+def test_a_window_needs_window_points_so_its_t_quantile_has_five_degrees_of_freedom():
+    """Two points per decade give two-decade windows of 5 points, fewer than law_free.window_points = 7:
+    no window, and the reason asks for >= 3 points per decade instead of fitting t(3)."""
+    x = np.logspace(5, 11, 13)
+    spec = _spec("reg_nonprivate")
+    m = _row(fit_law_free(_points(x, x ** (-2 / 3)), spec, 2.0))
+    assert np.isnan(m.deep_slope) and m.verdict == "inconclusive"
+    assert "(>= 7 points); use >= 3 points per decade" in m.reason, m.reason
+
+
+def _theorem7_fits(folder, beta, d, slope, half, table1, theorem7, verdicts, tol=0.02):
+    rows = []
+    for statement, theory, primary, v in (("Table I", table1, True, verdicts[0]), ("Theorem 7", theorem7, False,
+                                                                                   verdicts[1])):
+        rows.append({"cell": "reg_label_cdp", "experiment": folder, "beta": beta, "axis": "eps", "d": d,
+                     "tol": tol, "quantity": "M", "statement": statement, "primary": primary, "theory": theory,
+                     "deep_slope": slope, "deep_ci_low": slope - half, "deep_ci_high": slope + half,
+                     "verdict": v, "reason": "x"})
+    return pd.DataFrame(rows)
+
+
+def test_theorem7_table_rejects_only_where_the_gap_exceeds_tol_plus_the_half_width(tmp_path):
+    """Issue 35, item 3: β = 0.5, d = 3 separates (gap 0.036 > 0.02 + 0.011); β = 0.25, d = 3 cannot at ± 0.02
+    (gap 0.011 < tol) and names the margin that would; a wide CI names the half-width that would."""
+    from labeldp_sim.papers.table1.law_free.table import theorem7_table
+
+    cases = {"reg_label_cdp_beta05": (0.5, 3, -0.287, 0.011, -2 * 0.5 / 3.5, -2 * 0.5 / 4, ("consistent", "inconsistent")),
+             "reg_label_cdp_beta025": (0.25, 3, -0.154, 0.002, -0.5 / 3.25, -0.5 / 3.5, ("consistent", "consistent")),
+             "reg_full_cdp_beta05": (0.5, 2, -0.40, 0.05, -1 / 2.5, -1 / 3, ("inconclusive", "inconclusive"))}
+    for folder, args in cases.items():
+        (tmp_path / folder).mkdir()
+        _theorem7_fits(folder, *args).to_csv(tmp_path / folder / "fit.csv", index=False)
+    table = theorem7_table(tmp_path).set_index("experiment")
+    assert table.loc["reg_label_cdp_beta05", "adjudicated"] == "Theorem 7 rejected"
+    low = table.loc["reg_label_cdp_beta025"]
+    assert low.adjudicated == "not separated" and "0.011 ≤ tol" in low.why and "tol ≤ 0.005" in low.why
+    wide = table.loc["reg_full_cdp_beta05"]
+    assert wide.adjudicated == "not separated" and "half-width below 0.047" in wide.why

@@ -33,14 +33,28 @@ start of a sweep with its asymptotic end.  Here the slope is taken locally:
 
 Verdict (issue 20, item 3), for a theory exponent θ and margin tol:
 
-* no window, or no previous window: **inconclusive** (the flattening cannot
-  be checked);
-* the previous slope differs from the deepest by more than the CI of the
-  difference, √(h_deep² + h_prev²) with h the half-widths (:func:`agree`):
-  **pre-asymptotic** (the local slope still moves; both numbers are reported);
+* no window, or neither a previous window nor a trend: **inconclusive**
+  (the flattening cannot be checked);
+* the local slope still moves: **pre-asymptotic** (both numbers are reported).
+  Where the caller passes the windows' **trend** (:func:`trend`, Table I), it
+  moves when the slopes of the deepest windows, those whose centres lie within
+  half a window span of the deepest one's, still trend: the OLS line through
+  them changes by more than max(h_deep, ``TREND_FLOOR`` · tol) across them.
+  One earlier window, however wide its CI, can neither call a settled offset
+  moving nor a climbing slope settled; a drift below the deepest window's own
+  half-width cannot be told from the grids' scatter, and one below half the
+  tolerance is small beside the margin ± tol that the verdict resolves.  With fewer than
+  ``TREND_MIN_WINDOWS`` such windows, or none reaching ``TREND_REACH`` of a
+  span back (a short sweep), it falls back to the
+  previous window: moving when the two slopes differ by more than
+  √(h_deep² + h_prev²) (:func:`agree`);
 * otherwise the equivalence test (SPEC §5) on the deepest CI: **consistent**
   when it lies inside θ ± tol, **inconsistent** when wholly outside (the
-  deviation persists over the two deepest windows), **inconclusive** else.
+  deviation persists over the deepest windows), **inconclusive** else.
+
+A window's CI rests on its own points: ``min_points`` (Table I: 7, so the t
+quantile has at least 5 degrees of freedom) keeps a short window's residual
+scatter from posing as precision.
 """
 
 from __future__ import annotations
@@ -54,7 +68,8 @@ from scipy import stats
 from labeldp_sim.stats.fit import fit_slope, verdict
 
 __all__ = ["WINDOW_DECADES", "WINDOW_MIN_POINTS", "PREVIOUS_MAX_OVERLAP", "EXACT_REL_ERROR", "CI_EXACT",
-           "CI_MONTE_CARLO", "ols_slope", "local_slope", "window_fits", "deepest_pair", "agree", "window_verdict",
+           "CI_MONTE_CARLO", "TREND_FLOOR", "TREND_MIN_WINDOWS", "TREND_REACH", "Trend", "ols_slope", "local_slope", "window_fits",
+           "deepest_pair", "agree", "trend", "window_verdict",
            "window_text", "verdict_reason", "grid_advice", "headline", "UNDECIDED", "WINDOW_COLUMNS"]
 
 WINDOW_DECADES = 1.0
@@ -63,6 +78,9 @@ PREVIOUS_MAX_OVERLAP = 0.5
 # a relative error bound the exact paths state for their entries (quadrature, truncation): far below
 # the grid's discreteness, it only keeps a clean power law's CI from being of zero width
 EXACT_REL_ERROR = 1e-6
+TREND_FLOOR = 0.5     # a trend across the deepest windows below this share of tol counts as settled
+TREND_MIN_WINDOWS = 3  # fewer deepest windows than this: the previous window decides instead
+TREND_REACH = 0.4      # ... or where none of them is centred this many spans from the deepest (>= 60 % shared)
 RHO_MAX = 0.9  # the AR(1) inflation of an exact window's error is at most sqrt(19)
 CI_EXACT = "OLS on exact entries, residual SE (grid discreteness + curvature) x AR(1) factor, t(n-2)"
 CI_MONTE_CARLO = "WLS on Monte-Carlo SEs, Birge-inflated, normal"
@@ -209,11 +227,54 @@ def agree(deep, prev, tol: float) -> bool:
     return bool(drift <= np.hypot(h_deep, h_prev) or drift <= tol / 5)
 
 
-def window_verdict(deep, prev, theory: float, tol: float) -> str:
-    """The verdict of the module docstring from the deepest and previous window rows (None: missing)."""
-    if deep is None or prev is None:
+class Trend(NamedTuple):
+    """The local slopes of the deepest windows: how many, where their centres lie, and the OLS line
+    through them (slope on log10 centre) at its two ends, in the order of the axis."""
+
+    windows: int
+    centre_lo: float
+    centre_hi: float
+    first: float
+    last: float
+
+    @property
+    def change(self) -> float:
+        return self.last - self.first
+
+    def moving(self, deep, tol: float) -> bool:
+        """Whether the change exceeds the deepest window's half-width and ``TREND_FLOOR`` · tol."""
+        return abs(self.change) > max((deep.ci_high - deep.ci_low) / 2, TREND_FLOOR * tol)
+
+    def text(self, axis: str) -> str:
+        return (f"the {self.windows} deepest windows (centres {AXIS_SYMBOLS.get(axis, axis)} {self.centre_lo:.3g}–"
+                f"{self.centre_hi:.3g}) trend {self.first:.3f} → {self.last:.3f} ({self.change:+.3f})")
+
+
+def trend(wins: pd.DataFrame, decades: float) -> Trend | None:
+    """The :class:`Trend` of the windows whose centres lie within ``decades``/2 of the deepest one's
+    (None: no window, fewer than ``TREND_MIN_WINDOWS`` there, or none centred ``TREND_REACH`` · ``decades``
+    or more from it, i.e. every one sharing more than 60 % of the deepest's span)."""
+    if not len(wins) or not wins.deepest.any():
+        return None
+    centre = np.log10(wins.window_centre.to_numpy(float))
+    c_deep = float(np.log10(wins[wins.deepest].iloc[0].window_centre))
+    distance = np.abs(centre - c_deep)
+    near = distance <= decades / 2 + 1e-9
+    # the trend must reach windows read mostly on other points than the deepest's
+    if int(near.sum()) < TREND_MIN_WINDOWS or distance[near].max() < TREND_REACH * decades - 1e-9:
+        return None
+    x, y = centre[near], wins.slope.to_numpy(float)[near]
+    b, a = np.polyfit(x, y, 1)
+    lo, hi = float(x.min()), float(x.max())
+    return Trend(int(near.sum()), 10 ** lo, 10 ** hi, float(a + b * lo), float(a + b * hi))
+
+
+def window_verdict(deep, prev, theory: float, tol: float, trend_: Trend | None = None) -> str:
+    """The verdict of the module docstring from the deepest and previous window rows (None: missing),
+    the deepest windows' :class:`Trend` deciding whether the slope still moves where it is given."""
+    if deep is None or (prev is None and trend_ is None):
         return "inconclusive"
-    if not agree(deep, prev, tol):
+    if (trend_.moving(deep, tol) if trend_ is not None else not agree(deep, prev, tol)):
         return "pre-asymptotic"
     return verdict(deep.ci_low, deep.ci_high, theory, tol)
 
@@ -224,16 +285,16 @@ def window_text(axis: str, win) -> str:
             f"{win.slope:.3f} [{win.ci_low:.3f}, {win.ci_high:.3f}]")
 
 
-def grid_advice(x, decades: float = WINDOW_DECADES, axis: str = "N") -> str:
+def grid_advice(x, decades: float = WINDOW_DECADES, axis: str = "N", min_points: int = WINDOW_MIN_POINTS) -> str:
     """What a sweep with the usable values ``x`` lacks for a verdict, in one clause naming what to change.
 
-    A window needs ``WINDOW_MIN_POINTS`` points within ``decades``, so at least ⌈(min − 1)/decades⌉ points per
+    A window needs ``min_points`` points within ``decades``, so at least ⌈(min − 1)/decades⌉ points per
     decade; a verdict needs a second window that overlaps the deepest by at most half, so a sweep of at least
     (1 + ``PREVIOUS_MAX_OVERLAP``)·``decades`` decades at that density.
     """
     x = np.sort(np.asarray(x, dtype=float))
     name = AXIS_SYMBOLS.get(axis, axis)
-    per_decade = int(np.ceil((WINDOW_MIN_POINTS - 1) / decades))
+    per_decade = int(np.ceil((min_points - 1) / decades))
     needed = (1 + PREVIOUS_MAX_OVERLAP) * decades
     if not len(x):
         return "no usable point (every point was ruled out: see 'Ruled out')"
@@ -241,12 +302,12 @@ def grid_advice(x, decades: float = WINDOW_DECADES, axis: str = "N") -> str:
     have = f"{len(x)} usable point(s) over {span:.2g} decade(s) of {name}"
     density = (len(x) - 1) / span if span > 0 else 0.0
     if density + 1e-9 < per_decade:
-        return (f"{have}: too few points for a window of {decades:g} decade(s) (>= {WINDOW_MIN_POINTS} points); "
+        return (f"{have}: too few points for a window of {decades:g} decade(s) (>= {min_points} points); "
                 f"use >= {per_decade} points per decade over >= {needed:g} decades")
     if span + 1e-9 < needed:
         return (f"{have}: too short for two windows of {decades:g} decade(s) overlapping by at most half; "
                 f"extend it to >= {needed:g} decades (deeper than {x[-1]:.3g} where the regime allows)")
-    return (f"{have}, unevenly spaced: some decade holds fewer than {WINDOW_MIN_POINTS} points; keep >= "
+    return (f"{have}, unevenly spaced: some decade holds fewer than {min_points} points; keep >= "
             f"{per_decade} points in every decade")
 
 
@@ -256,31 +317,37 @@ def headline(reason: str) -> str:
 
 
 def verdict_reason(verdict_: str, deep, prev, theory: float, tol: float, axis: str, exact: bool,
-                   ruled_out: str, decades: float = WINDOW_DECADES, x=None) -> str:
-    """Why the verdict: the two deepest windows' slopes and what was ruled out before fitting them.
+                   ruled_out: str, decades: float = WINDOW_DECADES, x=None, trend_: Trend | None = None,
+                   min_points: int = WINDOW_MIN_POINTS) -> str:
+    """Why the verdict: the deepest windows' slopes and what was ruled out before fitting them.
 
     ``x``, the row's usable values of ``axis``, makes a missing window's reason name what to change
-    (:func:`grid_advice`); a still-moving slope is told to go deeper than its last value.
+    (:func:`grid_advice`); a still-moving slope is told to go deeper than its last value.  ``trend_``:
+    the deepest windows' :class:`Trend`, where it decided whether the slope moves.
     """
     if deep is None:
-        head = (grid_advice(x, decades, axis) if x is not None else
-                f"no window of {decades:g} decade(s) with >= {WINDOW_MIN_POINTS} usable points "
+        head = (grid_advice(x, decades, axis, min_points) if x is not None else
+                f"no window of {decades:g} decade(s) with >= {min_points} usable points "
                 "(deepen or densify the sweep)")
-    elif prev is None:
-        advice = grid_advice(x, decades, axis) if x is not None else "extend the sweep"
+    elif prev is None and trend_ is None:
+        advice = grid_advice(x, decades, axis, min_points) if x is not None else "extend the sweep"
         head = (f"no shallower window overlapping the deepest by at most half, so the flattening cannot be "
                 f"checked: {advice}; deepest window {window_text(axis, deep)}")
     else:
-        windows = f"deepest {window_text(axis, deep)}; previous {window_text(axis, prev)}"
+        windows = f"deepest {window_text(axis, deep)}" + (f"; previous {window_text(axis, prev)}" if prev is not None
+                                                          else "")
         half = (deep.ci_high - deep.ci_low) / 2
+        settled = (f"{trend_.text(axis)}, within max(deepest half-width, {TREND_FLOOR:g}·tol)" if trend_ is not None
+                   else "previous window agreeing")
         if verdict_ == "pre-asymptotic":
-            head = (f"local slope still moving: previous {prev.slope:.3f} vs deepest {deep.slope:.3f}, "
-                    f"apart by more than their CIs allow (extend the sweep deeper than {deep.window_hi:.3g}); "
-                    f"{windows}")
+            moving = (f"{trend_.text(axis)}, more than max(deepest half-width {half:.3f}, {TREND_FLOOR:g}·tol)"
+                      if trend_ is not None else
+                      f"previous {prev.slope:.3f} vs deepest {deep.slope:.3f}, apart by more than their CIs allow")
+            head = f"local slope still moving: {moving} (extend the sweep deeper than {deep.window_hi:.3g}); {windows}"
         elif verdict_ == "consistent":
-            head = f"deepest CI inside {theory:.3f} ± {tol:g}, previous window agreeing; {windows}"
+            head = f"deepest CI inside {theory:.3f} ± {tol:g}, {settled}; {windows}"
         elif verdict_.startswith("inconsistent"):
-            head = (f"deviation from {theory:.3f} ± {tol:g} persists over the two deepest windows; {windows}")
+            head = f"deviation from {theory:.3f} ± {tol:g} persists, {settled}; {windows}"
         elif half > tol:
             cause = ("the grids' discreteness (a denser sweep or wider windows)" if exact
                      else "Monte-Carlo noise of the selection (more law_free.reps)")

@@ -102,11 +102,13 @@ class _LawFreeRates(RatesKind):
         return ExperimentKind.reads(self, cfg)
 
     def unkeyed(self, cfg) -> tuple:
-        return ("law_free.window_decades",)  # the span of the fit's windows: it reads the entries, makes none
+        # how the fit reads the entries (window span, fewest points, margin): it makes no number
+        return ("law_free.window_decades", "law_free.window_points", "law_free.tol")
 
     def unread(self, cfg, spec=None) -> dict:
         reps = "the default (with mode=law_free, replicates per matrix entry are law_free.reps)"
         unread = {"grid.reps": Unread(reps), "grid.reps_per_d": Unread(reps),
+                  "fit.tol": Unread("the default (with mode=law_free, the verdicts' margin is law_free.tol)"),
                   "grid.d": Unread("the default (with mode=law_free, the dimensions are law_free.d)")}
         if cfg.law_free.get("sweeps") is not None:
             unread["grid.sweeps"] = Unread("the default (this job's law_free.sweeps replace grid.sweeps)")

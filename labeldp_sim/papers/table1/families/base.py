@@ -57,6 +57,9 @@ class Family(Component, ABC):
     exact_tilt_law : bool
         Whether it states the law of its cubes' tilts over the random classes
         (``tilt_measure(G, G_est)``), what an exact expected argmax risk needs.
+    exact_shifted_tilt_law : bool
+        Whether it states that law also for an estimator partition shifted at random
+        (``tilt_measure(G, G_est, shifts)``, :class:`~.estimators.cube.CubeArgmax`'s ``shifts``).
     exact_sign_average : bool
         Whether it states its cubes' integrals averaged over the random signs
         (``sign_averaged_cubes``, ``sign_averaged_bias``) and its clipped label
@@ -86,6 +89,7 @@ class Family(Component, ABC):
     label_bound = None
     K: int | None = None
     exact_tilt_law: ClassVar[bool] = False
+    exact_shifted_tilt_law: ClassVar[bool] = False
     exact_sign_average: ClassVar[bool] = False
 
     def relevant_cubes(self, G: int, G_est: int, d: int) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CellModel", "RegressionCellModel", "cube_index", "tilt_model"]
+__all__ = ["CellModel", "RegressionCellModel", "cube_index", "shifted_cubes", "tilt_model"]
 
 
 @dataclass
@@ -55,8 +55,21 @@ class CellModel:
         return self.excess_risk(predictions) / worst if worst > 0 else 0.0
 
 
-def cube_index(X: np.ndarray, G: int) -> np.ndarray:
+def shifted_cubes(fine: np.ndarray, G: int, shifts: int, offsets, d: int) -> np.ndarray:
+    """The cube of side 1/G, in the partition shifted by offsets[i]/(shifts G) along axis i (wrapping
+    round [0, 1)), that holds each cube ``fine`` (linear indices) of side 1/(shifts G)."""
+    n = int(shifts)
+    multi = np.array(np.unravel_index(np.asarray(fine, dtype=np.int64), (n * G,) * d))
+    coarse = ((multi - np.asarray(offsets, dtype=np.int64)[:, None]) % (n * G)) // n
+    return np.ravel_multi_index(tuple(coarse), (G,) * d).astype(np.int64)
+
+
+def cube_index(X: np.ndarray, G: int, shifts: int = 1, offsets=None) -> np.ndarray:
     """Linear (C-order) index of the cube of side 1/G holding each row of X.
+
+    With ``shifts`` = n > 1 the partition is shifted by offsets[i]/(n G) along axis i, wrapping
+    round [0, 1) (:func:`shifted_cubes` of the cube of side 1/(n G) holding the row: the same
+    boundaries as the exact cell models').
 
     Horner's rule over the axes, one column at a time and in place.  In int32
     where the index fits: float64 → int32 casts are vectorised on x86-64 (AVX2)
@@ -65,6 +78,8 @@ def cube_index(X: np.ndarray, G: int) -> np.ndarray:
     per trial).
     """
     X = np.asarray(X)
+    if int(shifts) > 1:
+        return shifted_cubes(cube_index(X, int(shifts) * G), G, shifts, offsets, X.shape[1])
     dtype = np.int32 if G ** X.shape[1] < 2 ** 31 else np.int64
     index = None
     for axis in range(X.shape[1]):

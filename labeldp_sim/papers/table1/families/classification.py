@@ -16,12 +16,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 
 from labeldp_sim.harness.components import Interval, Options
 from labeldp_sim.harness.errors import check
 from labeldp_sim.papers.table1.argmax_law import tilt_laws
 from labeldp_sim.papers.table1.families.base import BETA, CLASSES, D, H_SCALE, POSITIVE, UNIT, Family
-from labeldp_sim.papers.table1.families.cells import CellModel, cube_index, tilt_model
+from labeldp_sim.papers.table1.families.cells import CellModel, cube_index, shifted_cubes, tilt_model
 from labeldp_sim.papers.table1.families.geometry import PROFILES, linf_margin_factor
 from labeldp_sim.papers.table1.families.tilt_geometry import overlap_types, product_axes, product_types
 
@@ -87,6 +88,14 @@ class HolderBump(Family):
               "(Audibert & Tsybakov 2007)")
         self.d, self.beta, self.gamma, self.K = int(d), float(beta), float(gamma), int(K)
         self.L, self.C_M, self.h_scale, self.shape = float(L), float(C_M), float(h_scale), shape
+
+    @property
+    def exact_shifted_tilt_law(self) -> bool:
+        """Linear-edge bumps on a product set of cubes at every G (γβ = 1 and an integer C_M: (47)
+        spreads C_M bumps per row of the last axis), where :func:`~.tilt_geometry.product_types`
+        states the law of a shifted partition."""
+        return (self.shape == "linear_edge" and abs(self.gamma * self.beta - 1.0) < 1e-12
+                and float(self.C_M).is_integer())
 
     @property
     def profile(self):
@@ -167,7 +176,7 @@ class HolderBump(Family):
         m = self.n_bumps(G)
         return np.floor(np.arange(m) * (G ** self.d / m)).astype(np.int64)
 
-    def tilt_measure(self, G: int, G_est: int):
+    def tilt_measure(self, G: int, G_est: int, shifts: int = 1):
         r"""The law of the cubes' tilts |D_r| at h = 1/G on G_est^d estimator cubes, over the random classes.
 
         A :class:`~labeldp_sim.papers.table1.argmax_law.TiltMeasure` (K = 2): what the exact expected
@@ -175,9 +184,17 @@ class HolderBump(Family):
         <labeldp_sim.papers.table1.estimators.CubeArgmax.expected_risks>`).  Linear-edge bumps on a
         product set of cubes (the (47) count with γβ = 1) are enumerated by cube types
         (:func:`~.tilt_geometry.product_types`); any other instance cube by cube from its
-        overlaps.  Cached per (family, G, G_est).
+        overlaps.  Cached per (family, G, G_est, shifts).
+
+        ``shifts`` = n > 1: the estimator's partition shifted along each axis by a uniform one of n
+        steps of 1/(n G_est), wrapping round the cube (a torus); the measure is averaged over the
+        n^d shifts.  Stated on product bump sets only (:attr:`exact_shifted_tilt_law`).
         """
-        return _tilt_measure(self.d, self.beta, self.gamma, self.L, self.C_M, self.shape, int(G), int(G_est))
+        check(int(shifts) == 1 or self.exact_shifted_tilt_law, "estimator.shifts", shifts,
+              "1 on this family (a shifted partition's tilt law is stated for linear-edge bumps with "
+              "gamma*beta = 1 and an integer C_M only)")
+        return _tilt_measure(self.d, self.beta, self.gamma, self.L, self.C_M, self.shape, int(G), int(G_est),
+                             int(shifts))
 
     def draw(self, rng: np.random.Generator, G: int) -> "BumpInstance":
         """One η_v: fresh random preferred classes for every bump."""
@@ -187,14 +204,14 @@ class HolderBump(Family):
 
 
 @lru_cache(maxsize=8192)
-def _tilt_measure(d, beta, gamma, L, C_M, shape, G, G_est):
+def _tilt_measure(d, beta, gamma, L, C_M, shape, G, G_est, shifts=1):
     """:meth:`HolderBump.tilt_measure`, computed once per process (it depends on neither N nor ε)."""
     family = HolderBump(d=d, beta=beta, gamma=gamma, L=L, C_M=C_M, shape=shape)
     bumps = family._bump_array(G)
     height = L * float(G) ** (-beta)
     axes = product_axes(d, G, bumps) if shape == "linear_edge" else None
     if axes is not None:
-        return tilt_laws(product_types(d, G, G_est, axes, beta), height * float(G) ** (-d))
+        return tilt_laws(product_types(d, G, G_est, axes, beta, shifts), height * float(G) ** (-d))
     cells, W = family.profile.overlaps(d, G, G_est, tuple(int(b) for b in bumps), beta)
     return tilt_laws(overlap_types(cells, W), height)
 
@@ -206,9 +223,14 @@ class BumpInstance:
         self.family, self.G, self.bumps, self.classes = family, int(G), bumps, classes
         self.height = family.L * (1.0 / G) ** family.beta  # L h^β
 
-    def cell_model(self, G_est: int) -> CellModel:
-        d = self.family.d
-        cells, W = self.family.profile.overlaps(d, self.G, int(G_est), self.bumps, self.family.beta)
+    def cell_model(self, G_est: int, shifts: int = 1, offsets=None) -> CellModel:
+        """The estimator's cubes (shifted by offsets/(shifts G_est), :func:`~.cells.cube_index`) that meet a bump."""
+        d, n = self.family.d, int(shifts)
+        cells, W = self.family.profile.overlaps(d, self.G, n * int(G_est), self.bumps, self.family.beta)
+        if n > 1:  # the fine cubes of side 1/(n G_est), summed into the shifted ones
+            cells, rows = np.unique(shifted_cubes(cells, int(G_est), n, offsets, d), return_inverse=True)
+            W = sp.csr_matrix((np.ones(len(rows)), (rows.ravel(), np.arange(len(rows)))),
+                              shape=(len(cells), len(rows))) @ W
         mass = np.full(len(cells), float(G_est) ** (-d))
         return tilt_model(G_est ** d, cells, mass, W * self.height, self.classes, self.family.K)
 
@@ -241,6 +263,13 @@ class BumpInstance:
         tilted = coin[maybe] < g
         y[maybe[tilted]] = a[tilted]
         return X, y
+
+
+def _merged_model(fine: CellModel, merge, cells, n_cells: int) -> CellModel:
+    """The cell model of unions of ``fine``'s cells: ``merge`` (sparse, coarse × fine) sums them."""
+    mass = np.asarray(merge @ fine.mass).ravel()
+    class_probs = np.asarray(merge @ (fine.mass[:, None] * fine.class_probs)) / mass[:, None]
+    return CellModel(n_cells, cells, mass, class_probs, np.asarray(merge @ fine.regret))
 
 
 def _class_and_coin(u, K):
@@ -318,7 +347,15 @@ class SmoothInstance:
         u = 2 * x - 1
         return np.sign(u) * np.abs(u) ** (self.kappa + 1) / (2 * (self.kappa + 1))
 
-    def cell_model(self, G_est: int) -> CellModel:
+    def cell_model(self, G_est: int, shifts: int = 1, offsets=None) -> CellModel:
+        """Every cube of the estimator's partition (shifted by offsets/(shifts G_est): :func:`~.cells.cube_index`)."""
+        if int(shifts) > 1:
+            fine = self.cell_model(int(shifts) * int(G_est))
+            cells, rows = np.unique(shifted_cubes(fine.cells, int(G_est), shifts, offsets, self.family.d),
+                                    return_inverse=True)
+            merge = sp.csr_matrix((np.ones(len(rows)), (rows.ravel(), np.arange(len(rows)))),
+                                  shape=(len(cells), len(rows)))
+            return _merged_model(fine, merge, cells, int(G_est) ** self.family.d)
         d, G = self.family.d, int(G_est)
         edges = np.arange(G + 1) / G
         lo, hi = edges[:-1], edges[1:]

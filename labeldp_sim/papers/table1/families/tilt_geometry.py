@@ -66,29 +66,44 @@ def _ragged_arange(counts):
     return np.arange(counts.sum()) - starts
 
 
-def axis_classes(G, G_est, S):
+def axis_classes(G, G_est, S, shifts=1):
     """The estimator intervals of one axis that meet the bumps S, grouped into classes.
 
+    With ``shifts`` = n > 1 the estimator's partition is shifted by j/(n G_est), j uniform on
+    0 … n − 1, wrapping round the unit interval (a torus: the last interval takes the piece of
+    [0, 1) before the first boundary); the classes are those of all n shifted partitions together,
+    each interval counting 1/n (``mult`` is then fractional): the law of a uniformly shifted partition.
+
     Returns (pieces, classes): ``pieces`` (P, 2) canonical integer pieces (a, b),
-    u = a/(2 G_est) … b/(2 G_est); ``classes`` a dict of arrays: ``ptr``, ``piece``,
+    u = a/(2 n G_est) … b/(2 n G_est); ``classes`` a dict of arrays: ``ptr``, ``piece``,
     ``pmult`` (CSR: the distinct pieces of each class and how many), ``mult`` (how
     many intervals), ``lo``, ``hi`` (min and max |u| over the class's pieces, same units).
     """
     S = np.asarray(S, dtype=np.int64)
-    start = (S * G_est) // G
-    stop = -((-(S + 1) * G_est) // G)
-    k = np.repeat(S, stop - start)
-    e = np.repeat(start, stop - start) + _ragged_arange(stop - start)
-    lo = np.maximum(e * G, k * G_est)
-    hi = np.minimum((e + 1) * G, (k + 1) * G_est)
+    n = int(shifts)
+    B = n * G_est  # positions in units of 1/(n G G_est): bump k is [k B, (k + 1) B), intervals n G long
+    es, ks, los, his = [], [], [], []
+    for j in range(n):
+        offset = j * G
+        start = (S * B - offset) // (n * G)
+        stop = -((-((S + 1) * B - offset)) // (n * G))
+        k = np.repeat(S, stop - start)
+        e = np.repeat(start, stop - start) + _ragged_arange(stop - start)
+        lo = np.maximum(e * n * G + offset, k * B)
+        hi = np.minimum((e + 1) * n * G + offset, (k + 1) * B)
+        es.append(e % G_est + j * G_est)  # e = −1 is the wrapped end of interval G_est − 1
+        ks.append(k)
+        los.append(lo)
+        his.append(hi)
+    e, k, lo, hi = (np.concatenate(a) for a in (es, ks, los, his))
     keep = hi > lo
     e, k, lo, hi = e[keep], k[keep], lo[keep], hi[keep]
-    a, b = 2 * lo - (2 * k + 1) * G_est, 2 * hi - (2 * k + 1) * G_est
+    a, b = 2 * lo - (2 * k + 1) * B, 2 * hi - (2 * k + 1) * B
     flip = -b < a
     a, b = np.where(flip, -b, a), np.where(flip, -a, b)
-    span = 2 * G_est + 1
-    keys, piece_id = np.unique((a + G_est) * span + (b + G_est), return_inverse=True)
-    pieces = np.stack([keys // span - G_est, keys % span - G_est], axis=1)
+    span = 2 * B + 1
+    keys, piece_id = np.unique((a + B) * span + (b + B), return_inverse=True)
+    pieces = np.stack([keys // span - B, keys % span - B], axis=1)
     order = np.argsort(e, kind="stable")
     e, piece_id = e[order], piece_id.ravel()[order]
     first = np.flatnonzero(np.r_[True, e[1:] != e[:-1]])
@@ -111,7 +126,7 @@ def axis_classes(G, G_est, S):
         pmult.append(counts)
         mult.append([count])
     ptr, piece = np.concatenate(ptr), np.concatenate(piece).astype(np.int64)
-    pmult, mult = np.concatenate(pmult).astype(np.int64), np.concatenate(mult).astype(np.int64)
+    pmult, mult = np.concatenate(pmult).astype(np.int64), np.concatenate(mult).astype(float) / n
     n_classes = len(mult)
     pa, pb = pieces[:, 0], pieces[:, 1]
     pmin = np.where(pa * pb < 0, 0, np.minimum(np.abs(pa), np.abs(pb)))
@@ -136,12 +151,16 @@ def _stab(M, lo, hi, strict_lo):
     return leader, cls
 
 
-def product_types(d, G, G_est, axes, beta) -> TypeTable:
+def product_types(d, G, G_est, axes, beta, shifts=1) -> TypeTable:
     """Types of the product bump set ``axes`` under the linear-edge profile (module docstring).
 
-    The weights are ∫_box φ in the bump's coordinates (scale by L h^β h^d for W).
+    The weights are ∫_box φ in the bump's coordinates (scale by L h^β h^d for W).  With ``shifts``
+    = n > 1 the estimator's partition is shifted on every axis independently and uniformly by one
+    of n steps of 1/(n G_est) (:func:`axis_classes`); a type's count is a product of its axes'
+    class counts, so the counts over the n^d shifts average axis by axis: the counts are then the
+    expected numbers of cubes of each type, and the measure the shift-averaged one.
     """
-    per_axis = [axis_classes(G, G_est, S) for S in axes]
+    per_axis = [axis_classes(G, G_est, S, shifts) for S in axes]
     pieces = [p for p, _ in per_axis]
     classes = [c for _, c in per_axis]
     rows_cls, rows_count = [], []
@@ -184,7 +203,7 @@ def product_types(d, G, G_est, axes, beta) -> TypeTable:
     groups = _same_axes(axes)
     type_cls, inv = _unique_rows(type_cls, groups, max(len(c["mult"]) for c in classes))
     counts = np.bincount(inv, weights=counts, minlength=len(type_cls))
-    return _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups)
+    return _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups, int(shifts))
 
 
 def _unique_rows(rows, groups, top):
@@ -207,7 +226,7 @@ def _same_axes(axes):
     return [g for g in groups.values() if len(g) > 1]
 
 
-def _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups=()) -> TypeTable:
+def _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups=(), shifts=1) -> TypeTable:
     """Each type's bumps: products of its active classes' pieces, their box integrals."""
     n = len(counts)
     box_type, box_mult = np.arange(n), np.ones(n)
@@ -232,8 +251,8 @@ def _expand_boxes(d, G, G_est, pieces, classes, type_cls, counts, beta, groups=(
     for pat in np.unique(code):
         rows = np.flatnonzero(code == pat)
         ax = np.flatnonzero((pat >> np.arange(d)) & 1)
-        a = np.stack([pieces[j][uniq[rows, j], 0] for j in ax], axis=1) / (2.0 * G_est)
-        b = np.stack([pieces[j][uniq[rows, j], 1] for j in ax], axis=1) / (2.0 * G_est)
+        a = np.stack([pieces[j][uniq[rows, j], 0] for j in ax], axis=1) / (2.0 * shifts * G_est)
+        b = np.stack([pieces[j][uniq[rows, j], 1] for j in ax], axis=1) / (2.0 * shifts * G_est)
         W_uniq[rows] = _box_integral(a, b, beta) * width ** (d - len(ax))
     W = W_uniq[inv]
     ptr = np.r_[0, np.cumsum(np.bincount(box_type, minlength=n))]  # box_type is sorted: rows expand in place

@@ -73,8 +73,8 @@ from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.table1.law_free.matrices import point_matrices
 from labeldp_sim.papers.table1.law_free.plots import plot_convergence, plot_heatmaps, plot_rates_law_free
 from labeldp_sim.papers.table1.law_free.table import write_minimax_table
-from labeldp_sim.stats.windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, verdict_reason, window_fits,
-                              window_verdict)
+from labeldp_sim.stats.windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, trend, verdict_reason,
+                              window_fits, window_verdict)
 
 __all__ = ["point_matrices", "cross_fit", "point_values", "analyse", "fit_law_free", "write_law_free",
            "write_minimax_table", "H_TOL", "TUNING_LABEL"]
@@ -315,11 +315,13 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
             subset = subset[(subset[quantity] > 0) & ((subset[se] > 0) | exact)]  # log of a zero risk: none
             whole = (local_slope(subset[axis], subset[quantity], subset[se], exact)
                      if len(subset) >= max(spec.min_points, 3) else None)
-            wins = window_fits(subset, axis, quantity, se, exact, decades=decades)
+            wins = window_fits(subset, axis, quantity, se, exact, decades=decades, min_points=spec.window_points)
             deep = wins[wins.deepest].iloc[0] if wins.deepest.any() else None
             prev = wins[wins.previous].iloc[0] if wins.previous.any() else None
+            moves = trend(wins, decades)
             ruled = _ruled_out(axis, group, regime, quantity == "M")
-            base = {"cell": cell.name, "axis": axis, "d": int(d), "tol": tol, "window_decades": decades,
+            base = {"cell": cell.name, "experiment": spec.name, "beta": beta, "gamma": gamma, "p": p,
+                    "axis": axis, "d": int(d), "tol": tol, "window_decades": decades,
                     "entries": "exact" if exact else f"Monte Carlo ({int(group.replicates.max())} replicates)",
                     "ci_method": wins.ci_method.iloc[0] if len(wins) else (whole or {}).get("ci_method", "")}
             for rank, exponent in enumerate(cell.statements(axis)):
@@ -332,10 +334,12 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
                        "tuning": tuning, "windows": len(wins),
                        "h_est_slope": h_slope if quantity == "M" else np.nan,
                        "law_h_exponent": law_h if quantity == "M" else np.nan,
-                       **_whole(whole, theory, tol), **_window_fields("deep", deep), **_window_fields("prev", prev)}
-                row["verdict"] = window_verdict(deep, prev, theory, tol)
+                       **_whole(whole, theory, tol), **_window_fields("deep", deep), **_window_fields("prev", prev),
+                       "trend_windows": 0 if moves is None else moves.windows,
+                       "trend_change": np.nan if moves is None else moves.change}
+                row["verdict"] = window_verdict(deep, prev, theory, tol, moves)
                 row["reason"] = verdict_reason(row["verdict"], deep, prev, theory, tol, axis, exact, ruled, decades,
-                                               x=subset[axis])
+                                               x=subset[axis], trend_=moves, min_points=spec.window_points)
                 if quantity == "M" and deep is not None and row["verdict"] in ("inconsistent", "pre-asymptotic"):
                     row["reason"] += "; " + _optima_in(axis, subset, deep)
                 row["h_est_ok"] = (bool(abs(h_slope - law_h) <= H_TOL)

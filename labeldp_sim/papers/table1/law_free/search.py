@@ -59,7 +59,7 @@ __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "va
 
 MODES = ("law_tied", "law_free")
 LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "C_M",
-                 "window_decades")
+                 "window_decades", "window_points", "tol")
 
 
 @dataclass(kw_only=True)
@@ -119,6 +119,11 @@ class LawFreeSpec(JobSpec):
     def window_decades(self) -> float:
         """The span of one local-slope window (``law_free.window_decades``)."""
         return float(self.settings["window_decades"])
+
+    @property
+    def window_points(self) -> int:
+        """The fewest points of one local-slope window (``law_free.window_points``)."""
+        return int(self.settings["window_points"])
 
     def mechanism_at(self, point, T):
         """The cell's mechanism at ``point``'s ε with clip level ``T`` (None or NaN: it does not clip),
@@ -206,6 +211,10 @@ def _law_free_settings(cfg) -> dict:
           "null (the distribution's C_M) or a number > 0")
     check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
           node["window_decades"], "a number of decades in [0.5, 5] (the span of one local-slope window)")
+    check(is_int(node["window_points"]) and 4 <= node["window_points"] <= 50, "law_free.window_points",
+          node["window_points"], "an integer in [4, 50] (fewest points of one local-slope window)")
+    check(is_number(node["tol"]) and 0 < node["tol"] < 1, "law_free.tol", node["tol"],
+          "a number in (0, 1) (the equivalence margin of the law-free verdicts)")
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
     node["refine"] = {int(k): int(v) for k, v in refine.items() if int(k) in d}
     node["d"] = [int(v) for v in d]
@@ -316,6 +325,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                           n_test=settings["n_test"], G_max=settings["G_max"], margin_constant=margin,
                           settings=settings, exact=exact, mechanism_node=dict(mech_node),
                           fine_grids=fine_grids, built=built)
+    spec.tol = float(settings["tol"])  # the law-free verdicts' margin (fit.tol is the law-tied fits')
     _check_law_free_size(spec)
     return spec
 

@@ -17,7 +17,8 @@ import pandas as pd
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.table1.theory import CELLS
 
-__all__ = ["minimax_table", "write_minimax_table", "TABLE_COLUMNS", "DECISIVE_HALF_WIDTH"]
+__all__ = ["minimax_table", "write_minimax_table", "theorem7_table", "write_theorem7", "TABLE_COLUMNS",
+           "THEOREM7_COLUMNS", "DECISIVE_HALF_WIDTH"]
 
 DECISIVE_HALF_WIDTH = 0.02  # issue 20's acceptance: decisive rows with a CI half-width <= 0.02
 
@@ -26,7 +27,7 @@ TABLE_COLUMNS = ["cell", "axis", "d", "theory", "M_slope", "M_ci_low", "M_ci_hig
                  "prev_window_hi", "whole_slope", "whole_ci_low", "whole_ci_high", "entries", "ci_method",
                  "points", "points_in_regime", "points_edge", "points_pre_asymptotic", "S_slope", "S_verdict",
                  "law_tied_slope", "law_tied_verdict", "h_est_slope", "law_h_exponent", "h_est_ok",
-                 "theorem7_verdict", "tuning"]
+                 "theorem7_verdict", "tuning", "tol"]
 
 
 def _get(row: pd.Series, key: str, default=np.nan):
@@ -37,11 +38,19 @@ def _get(row: pd.Series, key: str, default=np.nan):
     return value
 
 
-def minimax_table(base: Path) -> pd.DataFrame:
-    """One row per (cell, axis, d) from results/minimax/<cell>/fit.csv."""
-    rows = []
+def _cell_fits(base: Path):
+    """(folder, fits) of every run under ``base``: the cells' own (folder named as its cell) and the
+    variants at other parameters (``reg_label_cdp_beta05``: the Theorem 7 sweep)."""
     for fit_csv in sorted(base.glob("*/fit.csv")):
-        fits = pd.read_csv(fit_csv)
+        yield fit_csv.parent.name, pd.read_csv(fit_csv)
+
+
+def minimax_table(base: Path) -> pd.DataFrame:
+    """One row per (cell, axis, d) from results/minimax/<cell>/fit.csv (variants in other folders aside)."""
+    rows = []
+    for folder, fits in _cell_fits(base):
+        if folder not in CELLS:
+            continue
         fits = fits[fits.quantity.isin(["M", "S", "law_tied"])]
         for (cell, axis, d), group in fits.groupby(["cell", "axis", "d"], sort=True):
             prim = group[group.primary.astype(bool)].set_index("quantity")
@@ -65,7 +74,7 @@ def minimax_table(base: Path) -> pd.DataFrame:
                          "law_tied_verdict": prim.loc["law_tied"].verdict,
                          "h_est_slope": m.h_est_slope, "law_h_exponent": m.law_h_exponent,
                          "h_est_ok": m.h_est_ok, "tuning": m.tuning,
-                         "theorem7_verdict": t7.verdict.iloc[0] if len(t7) else ""})
+                         "theorem7_verdict": t7.verdict.iloc[0] if len(t7) else "", "tol": _get(m, "tol")})
     order = {name: i for i, name in enumerate(CELLS)}
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     return table.sort_values(["cell", "axis", "d"], key=lambda s: s.map(order) if s.name == "cell" else s)
@@ -97,11 +106,14 @@ HEADER = [
     "AR(1) factor √((1+ρ)/(1−ρ)) of the residuals' lag-1 autocorrelation, and a t quantile (it carries the "
     "grids' discreteness and the curvature within the window); with Monte-Carlo entries WLS on the "
     "cross-fitted standard errors, inflated by the Birge ratio (normal quantile).  The previous window is "
-    "the next shallower one overlapping the deepest by at most half; the two **agree** when their slopes "
-    "differ by at most √(h₁² + h₂²) (h: CI half-widths).  **consistent**: the deepest CI inside theory ± tol "
-    "and the windows agreeing; **pre-asymptotic**: they do not (the local slope still moves); "
-    "**inconsistent**: the deepest CI wholly outside theory ± tol and the windows agreeing; otherwise "
-    "**inconclusive**.  The whole-range slope is extra information (it mixes the "
+    "the next shallower one overlapping the deepest by at most half.  A window holds at least "
+    "`law_free.window_points` points (7: its t quantile has 5 or more degrees of freedom).  **The slope still "
+    "moves** when the OLS line through the slopes of the deepest windows (centres within half a span of the "
+    "deepest's) changes across them by more than max(the deepest half-width, tol/2); with fewer than three such "
+    "windows, when the previous window's slope differs from the deepest's by more than √(h₁² + h₂²) "
+    "(h: CI half-widths).  **pre-asymptotic**: it still moves; **consistent**: the deepest CI inside "
+    "theory ± tol; **inconsistent**: wholly outside; otherwise **inconclusive**.  tol is `law_free.tol` "
+    "(stated per row in fit.csv and below).  The whole-range slope is extra information (it mixes the "
     "pre-asymptotic start in).  Convergence diagrams: `<cell>/convergence.png`.",
     "",
 ]
@@ -132,7 +144,77 @@ def write_minimax_table(base: Path) -> pd.DataFrame:
         index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
     counts = table.verdict.value_counts().to_dict()
     decisive = table.verdict.isin(["consistent", "inconsistent"]) & (table.M_ci_half_width <= DECISIVE_HALF_WIDTH)
+    tols = sorted(set(table.tol.dropna())) if "tol" in table else []
     lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())),
-              f"Decisive with a CI half-width ≤ {DECISIVE_HALF_WIDTH}: {int(decisive.sum())} of {len(table)}", ""]
+              f"Decisive with a CI half-width ≤ {DECISIVE_HALF_WIDTH}: {int(decisive.sum())} of {len(table)}",
+              f"Equivalence margin tol (law_free.tol): {', '.join(f'{t:g}' for t in tols) or '—'}", ""]
     atomic_write(base / "table.md", lambda p: p.write_text("\n".join(lines) + "\n"))
+    write_theorem7(base)
+    return table
+
+
+THEOREM7_COLUMNS = ["experiment", "cell", "beta", "axis", "d", "tol", "table1", "theorem7", "gap", "slope",
+                    "ci_low", "ci_high", "table1_verdict", "theorem7_verdict", "adjudicated", "why"]
+
+
+def theorem7_table(base: Path) -> pd.DataFrame:
+    """Theorem 7 against Table I, one row per (run, axis, d) whose cell states both (issue 35, item 3).
+
+    Theorem 7 is **rejected** where the deepest CI is consistent with Table I and inconsistent with
+    Theorem 7.  That needs tol + h < gap (h the half-width, gap = |θ_I − θ_7|): where the gap is below
+    tol no CI can do it, and the row says which margin would.
+    """
+    rows = []
+    for folder, fits in _cell_fits(base):
+        fits = fits[fits.quantity == "M"]
+        for (axis, d), group in fits.groupby(["axis", "d"], sort=True):
+            t7 = group[group.statement == "Theorem 7"]
+            main = group[group.primary.astype(bool)]
+            if not (len(t7) and len(main)):
+                continue
+            m, t = main.iloc[0], t7.iloc[0]
+            low, high, tol = _get(m, "deep_ci_low"), _get(m, "deep_ci_high"), float(m.tol)
+            gap, half = abs(m.theory - t.theory), (high - low) / 2
+            rejected = m.verdict == "consistent" and t.verdict == "inconsistent"
+            if rejected:
+                why = f"Table I consistent, Theorem 7 inconsistent at ± {tol:g}"
+            elif gap <= tol:
+                why = (f"cannot separate at ± {tol:g}: the exponents differ by {gap:.3f} ≤ tol, so a CI consistent "
+                       f"with one lies in the other's margin; a verdict at tol ≤ {gap / 2:.3f} with a CI half-width "
+                       f"≤ {gap / 2:.3f} would (law_free.tol)")
+            elif np.isfinite(half) and half + tol >= gap:
+                why = (f"the CI half-width {half:.3f} + tol {tol:g} ≥ the gap {gap:.3f}: a CI half-width below "
+                       f"{gap - tol:.3f} (a deeper or denser sweep) would separate them")
+            else:
+                why = f"Table I verdict {m.verdict}: {_get(m, 'reason', '')}".split("; deepest")[0]
+            rows.append({"experiment": folder, "cell": m.cell, "beta": _get(m, "beta"), "axis": axis, "d": int(d),
+                         "tol": tol, "table1": m.theory, "theorem7": t.theory, "gap": gap,
+                         "slope": _get(m, "deep_slope"), "ci_low": low, "ci_high": high,
+                         "table1_verdict": m.verdict, "theorem7_verdict": t.verdict,
+                         "adjudicated": "Theorem 7 rejected" if rejected else "not separated", "why": why})
+    table = pd.DataFrame(rows, columns=THEOREM7_COLUMNS)
+    return table.sort_values(["cell", "beta", "axis", "d"], kind="stable").reset_index(drop=True)
+
+
+def write_theorem7(base: Path) -> pd.DataFrame:
+    """results/minimax/theorem7.csv and theorem7.md: :func:`theorem7_table`."""
+    table = theorem7_table(base)
+    if not len(table):
+        return table
+    atomic_write(base / "theorem7.csv", lambda p: table.to_csv(p, index=False))
+    rows = [[_cell(c) for c in (r.cell, _f(r.beta, 2), r.axis, r.d, _f(r.table1), _f(r.theorem7), _f(r.gap),
+                                f"{_f(r.slope)} [{_f(r.ci_low)}, {_f(r.ci_high)}]", r.table1_verdict,
+                                r.theorem7_verdict, r.adjudicated, r.why)] for _, r in table.iterrows()]
+    head = ["cell", "β", "axis", "d", "Table I", "Theorem 7", "gap", "M slope [95% CI]", "Table I verdict",
+            "Theorem 7 verdict", "adjudicated", "why"]
+    lines = ["# Theorem 7 against Table I, at every β (law-free)", "",
+             "Theorem 7 (22) states the central exponent on εN as 2β/(d+2β); Table I and Theorem 8 give "
+             "2β/(β+d).  Theorem 7 is rejected where the deepest window's CI is consistent with Table I and "
+             "inconsistent with Theorem 7 at ± tol, which needs the gap between the exponents to exceed tol plus "
+             "the CI half-width.  Runs: the cells' own (β = 1) and `<cell>_beta<β>` (experiments/minimax.txt).", ""]
+    lines += pd.DataFrame(rows, columns=head, dtype=object).to_markdown(
+        index=False, tablefmt="pipe", disable_numparse=True, stralign=None).splitlines()
+    rejected = int((table.adjudicated == "Theorem 7 rejected").sum())
+    lines += ["", f"Theorem 7 rejected in {rejected} of {len(table)} rows; the others say why not.", ""]
+    atomic_write(base / "theorem7.md", lambda p: p.write_text("\n".join(lines) + "\n"))
     return table
