@@ -112,7 +112,7 @@ def test_a_page_opens_with_its_verdicts_and_folds_its_tables(law_free_only):
     main = page.split("<main>")[1]
     assert main.index('id="verdicts"') < main.index('id="figures"') < main.index('id="tables"')
     verdicts = _text(_section(page, "verdicts"))
-    assert re.search(r"against Theorem 7 -0\.\d{3} ± 0\.05: inconsistent\.", verdicts)
+    assert re.search(r"against Theorem 7 -0\.\d{3} ± 0\.02: inconsistent\.", verdicts)
     assert "How the 95% CI is formed: OLS on exact entries" in verdicts
     assert "β = 0.5" in _text(page.split('id="verdicts"')[0])
     tables = _section(page, "tables")

@@ -83,9 +83,15 @@ LAW_TIED_COLUMNS = ("experiment", "mechanism", "estimator", "fixed", "slope", "s
 
 
 def _law_free_fits(minimax_dir: Path) -> pd.DataFrame:
-    """The law-free rows: each ``minimax/<cell>/fit.csv``'s fits of M (deepest window), one per statement."""
+    """The law-free rows: each ``minimax/<cell>/fit.csv``'s fits of M (deepest window), one per statement.
+
+    Runs in folders not named as a cell (the Theorem 7 runs at other β, ``<cell>_beta05``) have a
+    table of their own (``minimax/theorem7.md``) and stay out of Table I.
+    """
     rows = []
     for fit_csv in sorted(minimax_dir.glob("*/fit.csv")):
+        if fit_csv.parent.name not in CELLS:
+            continue
         frame = pd.read_csv(fit_csv, dtype={"reason": str, "entries": str, "ci_method": str})
         if not {"cell", "quantity"} <= set(frame.columns):  # another kind's run (user-level) under minimax/
             continue
