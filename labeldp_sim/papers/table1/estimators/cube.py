@@ -55,10 +55,6 @@ class CubeArgmax(BandwidthTuned):
         check(Interval(int, 1, 16).accepts(shifts), "shifts", shifts, "an integer in [1, 16]")
         self.shifts = int(shifts)
 
-    def with_shifts(self, shifts: int) -> "CubeArgmax":
-        """The same estimator with ``shifts`` shifts of its partition (the law-free search's ``law_free.shifts``)."""
-        return CubeArgmax(self.h_scale, shifts)
-
     def _offsets(self, rng, d):
         """The partition's shift of one fit (none: ``shifts`` = 1 draws nothing, so its streams are unchanged)."""
         return rng.integers(self.shifts, size=d) if self.shifts > 1 else None

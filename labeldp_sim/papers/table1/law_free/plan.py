@@ -144,7 +144,7 @@ def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
     T is a continuous tuning: resolving it here (exactly, at one more column) removes the
     grid's discreteness in T from M instead of storing every T of the grid.
     """
-    dist, est = spec.distributions[point.d], spec.estimator_at(point.d)
+    dist, est = spec.distributions[point.d], spec.estimator
     columns = [Column(tuning, spec.mechanisms[(point.id, T)], slot, 0, T) for slot, T in enumerate(spec.T_grid)]
     worst = np.max([est.expected_risks(dist, int(G), point, columns) for G in G_insts[admitted]], axis=0)
     j = int(np.argmin(worst))
@@ -172,7 +172,7 @@ def run_exact(spec, point, fixed) -> pd.DataFrame:
 
     The whole point in one task: the refined columns need the coarse optimum, hence every row.
     """
-    dist, est = spec.distributions[point.d], spec.estimator_at(point.d)
+    dist, est = spec.distributions[point.d], spec.estimator
     G_all = np.asarray(spec.inst_grids[point.id])
     admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
     coarse = {int(t): _oracle_column(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
@@ -218,7 +218,7 @@ def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
             draws = CommonDraws(spec.seed, point, r, tag, spec.n_test)
             start = time.perf_counter()
             instance = dist.draw(draws.instance, G)
-            risks = spec.estimator_at(point.d).tuned_risks(instance, point, [c for _, c in labelled], draws)
+            risks = spec.estimator.tuned_risks(instance, point, [c for _, c in labelled], draws)
             seconds = (time.perf_counter() - start) / len(risks)
             rows += _row_records(spec, point, r, _Row(role, G, tag, admitted, labelled), labelled, risks,
                                  seconds, fixed)
