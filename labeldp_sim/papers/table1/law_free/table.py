@@ -16,6 +16,7 @@ import pandas as pd
 
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.table1.theory import CELLS
+from labeldp_sim.stats.windows import headline
 
 __all__ = ["minimax_table", "write_minimax_table", "theorem7_table", "write_theorem7", "TABLE_COLUMNS",
            "THEOREM7_COLUMNS", "DECISIVE_HALF_WIDTH"]
@@ -186,7 +187,7 @@ def theorem7_table(base: Path) -> pd.DataFrame:
                 why = (f"the CI half-width {half:.3f} + tol {tol:g} ≥ the gap {gap:.3f}: a CI half-width below "
                        f"{gap - tol:.3f} (a deeper or denser sweep) would separate them")
             else:
-                why = f"Table I verdict {m.verdict}: {_get(m, 'reason', '')}".split("; deepest")[0]
+                why = f"Table I verdict {m.verdict}: {headline(_get(m, 'reason', ''))}"
             rows.append({"experiment": folder, "cell": m.cell, "beta": _get(m, "beta"), "axis": axis, "d": int(d),
                          "tol": tol, "table1": m.theory, "theorem7": t.theory, "gap": gap,
                          "slope": _get(m, "deep_slope"), "ci_low": low, "ci_high": high,
