@@ -81,4 +81,4 @@ clean:
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 clean-results:
-	rm -rf results/*/ results/table1.md results/table1.csv results/exponents_*.png results/exponents_*.svg results/index.html results/trials.sqlite*
+	rm -rf results/*/ results/table1.md results/table1.csv results/exponents_*.png results/exponents_*.svg results/index.html results/trials.sqlite* results/memo.sqlite*

@@ -186,8 +186,7 @@ def test_shifted_product_types_are_the_average_over_shifted_partitions(d, G, G_e
     cubes (the Monte-Carlo path's cell model).  Exact laws only; ∫ F dν is linear in ν."""
     from itertools import product as all_of
 
-    from labeldp_sim.papers.table1.families.cells import shifted_cubes
-    import scipy.sparse as sp
+    from labeldp_sim.papers.table1.families.cells import shifted_merge
 
     monkeypatch.setattr(argmax_law, "EXACT_SUPPORT", 1 << 24)
     family = HolderBump(d=d, shape="linear_edge")
@@ -198,9 +197,7 @@ def test_shifted_product_types_are_the_average_over_shifted_partitions(d, G, G_e
         F = lambda m: float(np.sum(m.weights * bin_nodes(m.bins) * np.tanh(bin_nodes(m.bins) / delta)))  # noqa: E731
         want = []
         for offsets in all_of(range(shifts), repeat=d):
-            cells, rows = np.unique(shifted_cubes(fine, G_est, shifts, offsets, d), return_inverse=True)
-            merge = sp.csr_matrix((np.ones(len(rows)), (rows.ravel(), np.arange(len(rows)))),
-                                  shape=(len(cells), len(rows)))
+            cells, merge = shifted_merge(fine, G_est, shifts, offsets, d)
             want.append(F(tilt_laws(overlap_types(cells, merge @ W))))
         assert F(shifted) == pytest.approx(np.mean(want), rel=1e-10)
     assert shifted.mass == pytest.approx(tilt_laws(overlap_types(fine, W)).mass, rel=1e-12)

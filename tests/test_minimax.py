@@ -339,3 +339,19 @@ def test_law_free_verdicts_take_law_free_tol_and_refuse_fit_tol(tmp_path):
     with pytest.raises(ConfigError) as err:
         validate_job(_compose(base + ["law_free.window_points=3"]))
     assert err.value.key == "law_free.window_points"
+
+
+def test_law_free_shifts_set_the_cube_classifiers_partition_per_d(tmp_path):
+    """law_free.shifts = {3: 4} (cls_full_ldp): shifted partitions at d = 3 only, exact there; a value
+    out of range names the key; a cell whose estimator has no partition to shift refuses the key."""
+    base = [f"paths.results_dir={tmp_path}", "mode=law_free"]
+    spec = validate_job(_compose(["experiment=cls_full_ldp", *base]))
+    assert [spec.estimator_at(d).shifts for d in (1, 2, 3)] == [1, 1, 4] and spec.exact
+    assert [validate_job(_compose(["experiment=cls_label_ldp", *base])).estimator_at(d).shifts
+            for d in (1, 2, 3)] == [1, 1, 1]
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(["experiment=cls_full_ldp", *base, "law_free.shifts={3: 17}"]))
+    assert err.value.key == "law_free.shifts.3" and "[1, 16]" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(["experiment=reg_label_cdp", *base, "law_free.shifts={3: 2}"]))
+    assert err.value.key == "law_free.shifts" and "cube_argmax" in str(err.value)

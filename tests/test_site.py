@@ -36,7 +36,7 @@ SAMPLE = ("cls_label_ldp", "minimax/cls_label_ldp", "minimax/reg_nonprivate", "k
 def copy_results(target: Path, only: tuple | None = None) -> Path:
     """The repository's results without the store, the per-trial exports and any built site; with
     ``only``, the summary tables and just those experiment folders (a report in a fraction of the time)."""
-    skip = shutil.ignore_patterns("trials.sqlite*", "trials.csv", SITE_DIR, INDEX, ".*")
+    skip = shutil.ignore_patterns("trials.sqlite*", "memo.sqlite*", "trials.csv", SITE_DIR, INDEX, ".*")
     shutil.copytree(RESULTS, target, ignore=skip)
     if only is not None:
         for config in sorted(target.rglob("config.yaml")):

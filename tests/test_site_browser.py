@@ -49,7 +49,7 @@ def test_every_page_opens_clean_and_the_index_has_a_screenshot(tmp_path):
 
 
 # what a run leaves that the report does not read: the store and the per-trial exports
-RUN_ONLY = shutil.ignore_patterns("trials.sqlite*", "trials.csv", ".*")
+RUN_ONLY = shutil.ignore_patterns("trials.sqlite*", "memo.sqlite*", "trials.csv", ".*")
 # more fields in a row than in the header: pandas raises ParserError on it
 BAD_CSV = b"N,risk\n100,0.5\n1000,0.1,7,8\n"
 

@@ -27,8 +27,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from labeldp_sim.harness.provenance import package_of
-from labeldp_sim.harness.store import STORE_NAME, TrialStore, locked, staged
+from labeldp_sim.harness.logs import get_logger
+from labeldp_sim.harness.provenance import code_fingerprint, package_of
+from labeldp_sim.harness.store import MEMO_NAME, STORE_NAME, TrialStore, locked, staged, memo_count
 
 # the root keys every kind has; a kind adds its own (ExperimentKind.root_keys and .node)
 ROOT_KEYS = ("kind", "experiment_name", "seed", "paths", "fit", "runner")
@@ -210,7 +211,15 @@ class ExperimentKind(ABC):
         kind = self.for_spec(cfg, spec)
         out = kind.output_dir(spec, subdir)
         out.mkdir(parents=True, exist_ok=True)
-        trials, stats = execute(kind.plan(spec), TrialStore(Path(spec.results_dir) / STORE_NAME))
+        plan = kind.plan(spec)
+        memo, fingerprint = Path(spec.results_dir) / MEMO_NAME, code_fingerprint(spec.packages)
+        before = memo_count(memo, fingerprint)
+        trials, stats = execute(plan, TrialStore(Path(spec.results_dir) / STORE_NAME))
+        after = memo_count(memo, fingerprint)
+        if after:  # only plans whose trials rest on memoized intermediates (harness.store.memo) write one
+            get_logger("runner").info(
+                f"{plan.label()}: intermediate values in {memo}: {before:,} of this code were there "
+                f"(reused where asked), {after - before:,} computed and added")
         analysis = kind.analyse(spec, trials)
         export(out, spec, stats, lambda: kind.write(spec, trials, analysis, out))
         if not subdir and kind.shared_lock:

@@ -1,7 +1,9 @@
 """Plots every paper shares: log-log error against one axis, with fitted and theory slopes.
 
 Every figure is written twice by :func:`write_figure`: a PNG for the Markdown files and an SVG,
-crisp at any zoom, for the HTML report (:mod:`labeldp_sim.report.site`).
+crisp at any zoom, for the HTML report (:mod:`labeldp_sim.report.site`).  A plot builds its
+figure once and hands it to :func:`save_figure`, which renders both files from it: building a
+figure and laying it out again for each format cost as much as the two renders.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_rates", "mean_ci_grid", "write_figure", "FIGURE_FORMATS", "figure_title",
+__all__ = ["plot_rates", "mean_ci_grid", "write_figure", "save_figure", "FIGURE_FORMATS", "figure_title",
            "wrap_title", "log_minor_labels", "hollow_handle"]
 
 # The PNG for Markdown readers, the SVG for the HTML report.
@@ -51,6 +53,24 @@ def write_figure(path: Path, draw) -> None:
             os.environ.pop("SOURCE_DATE_EPOCH", None)
         else:
             os.environ["SOURCE_DATE_EPOCH"] = previous
+
+
+def save_figure(fig, path: Path, dpi: float) -> None:
+    """Both files of one built figure (:func:`write_figure`, the PNG at ``dpi``), then close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, laid out.
+    path : Path
+        The PNG's path; the SVG goes beside it.
+    dpi : float
+        The PNG's resolution.
+    """
+    try:
+        write_figure(path, lambda p: fig.savefig(p, dpi=dpi))
+    finally:
+        plt.close(fig)
 
 
 def figure_title(title: str, subtitle: str | None = None) -> str:
@@ -144,7 +164,7 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
         One row per (axis, series) with ``primary`` true for the line drawn: slope, ci_low, ci_high,
         intercept, x_min, x_max, theory, verdict.
     path : Path
-        The file written (its suffix picks the format).
+        The PNG written (the SVG goes beside it, :func:`save_figure`).
     title : str
         The run's name, the figure's title.
     series : str
@@ -206,8 +226,7 @@ def plot_rates(summary: pd.DataFrame, fits: pd.DataFrame, path: Path, title: str
         ax.set_title(f"slope on log {'ε' if axis == 'eps' else axis}", fontsize=10)
     fig.suptitle(wrap_title(figure_title(title, subtitle), width - 0.4, 11), fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def mean_ci_grid(summary: pd.DataFrame, index: str, columns: str, order_index, order_columns,

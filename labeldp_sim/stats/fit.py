@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
 
 __all__ = ["fit_slope", "verdict", "summarize_by"]
@@ -59,6 +58,7 @@ def fit_slope(x, mean, se, level=0.95) -> dict:
     y = np.log(mean)
     if len(x) and np.all(se == 0):
         return _exact_fit(np.log(x), y, level)
+    sm = _statsmodels()
     se_log = np.maximum(se / mean, 1e-12)
     design = sm.add_constant(np.log(x))
     weights = 1.0 / se_log ** 2
@@ -76,9 +76,18 @@ def fit_slope(x, mean, se, level=0.95) -> dict:
 
 def _exact_fit(log_x, y, level) -> dict:
     """OLS of exact log risks: the CI is the residual scatter's (t, n − 2 df); birge is NaN (no errors)."""
+    sm = _statsmodels()
     result = sm.OLS(y, sm.add_constant(log_x)).fit()
     df = len(y) - 2
     slope, slope_se = float(result.params[1]), (float(result.bse[1]) if df > 0 else np.inf)
     t = stats.t.ppf(0.5 + level / 2, max(df, 1))
     return {"slope": slope, "se": slope_se, "ci_low": slope - t * slope_se, "ci_high": slope + t * slope_se,
             "intercept": float(result.params[0]), "birge": np.nan}
+
+
+def _statsmodels():
+    """statsmodels.api, imported at the first fit: it costs about a second, which every command
+    that fits nothing (``--help``, a refused input, ``report``) would otherwise pay at start-up."""
+    import statsmodels.api as sm
+
+    return sm

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from labeldp_sim.stats.fit import summarize_by
-from labeldp_sim.report.figures import mean_ci_grid, write_figure
+from labeldp_sim.report.figures import mean_ci_grid, save_figure
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.kclass.claims import CLAIMS, check_claims, claims_markdown, load_summaries, load_trials
 from labeldp_sim.papers.kclass.families import GaussianCircle
@@ -59,8 +59,7 @@ def write_kclass(spec, trials: pd.DataFrame, summary: pd.DataFrame, out: Path) -
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    write_figure(out / "accuracy.png", lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, out / "accuracy.png", dpi=110)
 
     grid = mean_ci_grid(summary, "K", "method", spec.K_values, spec.methods)
     lines = [f"# {spec.name}: accuracy (mean ± 95% CI half-width, {spec.trials} trials)", ""]

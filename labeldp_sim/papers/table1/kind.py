@@ -13,7 +13,6 @@ from pathlib import Path
 from labeldp_sim.harness.kinds import ExperimentKind, register
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.reads import Unread
-from labeldp_sim.report.figures import write_figure
 from labeldp_sim.harness.store import atomic_write, staged
 from labeldp_sim.papers.table1.paths import DataPath
 from labeldp_sim.stats.windows import UNDECIDED, headline
@@ -76,7 +75,7 @@ class RatesKind(ExperimentKind):
         atomic_write(out / "summary.csv", lambda p: summary.to_csv(p, index=False))
         atomic_write(out / "fit.csv", lambda p: fits.to_csv(p, index=False))
         subtitle = parameters_text(spec_parameters(spec))
-        write_figure(out / "rate.png", lambda p: plot_rates(summary, fits, p, spec.name, subtitle=subtitle))
+        plot_rates(summary, fits, out / "rate.png", spec.name, subtitle=subtitle)
 
     def write_shared(self, directory: Path) -> None:
         from labeldp_sim.papers.table1.report import write_table1

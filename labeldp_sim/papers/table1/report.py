@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
-from labeldp_sim.report.figures import write_figure  # noqa: E402
+from labeldp_sim.report.figures import save_figure  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.papers.table1.parameters import config_parameters, parameters_text  # noqa: E402
 from labeldp_sim.papers.table1.theory import CELLS  # noqa: E402
@@ -158,8 +158,7 @@ def write_table1(results_dir: Path) -> pd.DataFrame:
     for task in ("classification", "regression"):
         part = table[(table.task == task) & measured(table)]
         if len(part):
-            write_figure(results_dir / f"exponents_{task}.png",
-                         lambda p, part=part, task=task: plot_exponents(part, p, task))
+            plot_exponents(part, results_dir / f"exponents_{task}.png", task)
     return table
 
 
@@ -352,6 +351,5 @@ def plot_exponents(table: pd.DataFrame, path: Path, task: str) -> None:
     fig.suptitle(f"Table I exponents, {task}: measured slope (95% CI; filled law-free, deepest window; "
                  "hollow law-tied) vs theory", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 

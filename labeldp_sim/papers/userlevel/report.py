@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 from labeldp_sim.stats.fit import fit_slope, verdict  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from labeldp_sim.report.figures import hollow_handle, plot_rates, wrap_title, write_figure  # noqa: E402
+from labeldp_sim.report.figures import hollow_handle, plot_rates, save_figure, wrap_title  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.stats.windows import ols_slope  # noqa: E402
 from labeldp_sim.papers.userlevel.theory import RATES, SLIPS, TABLE1_ROWS, expected_slope, rate_arguments  # noqa: E402
@@ -220,9 +220,8 @@ def write_userlevel(spec, trials: pd.DataFrame, summary: pd.DataFrame, fits: pd.
         part = summary[(summary.axis == "d") | (summary.d == d)] if d is not None else summary
         fit_part = fits[(fits.axis == "d") | (fits.d == d)] if d is not None else fits
         title = spec.name if d is None else f"{spec.name} (d={d})"
-        write_figure(out / ("rate.png" if i == 0 else f"rate_d{d}.png"),
-                     lambda p: plot_rates(part, fit_part, p, title, series="estimator", ylabel=ylabel,
-                                          xlabels=AXIS_WORDS))
+        plot_rates(part, fit_part, out / ("rate.png" if i == 0 else f"rate_d{d}.png"), title,
+                   series="estimator", ylabel=ylabel, xlabels=AXIS_WORDS)
 
 
 # --------------------------------------------------------------------------- Table 1, measured
@@ -494,8 +493,7 @@ def _plot_error_vs_m(base: Path) -> None:
         ax.legend(handles=handles + ([hollow_handle("hollow: flagged (left out of the fits)")] if flagged else []),
                   fontsize=8)
     fig.tight_layout()
-    write_figure(base / "error_vs_m.png", lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, base / "error_vs_m.png", dpi=110)
 
 
 def _plot_exponents(fits: pd.DataFrame, path: Path) -> None:
@@ -523,5 +521,4 @@ def _plot_exponents(fits: pd.DataFrame, path: Path) -> None:
     ax.set_title("papers/003: exponents, measured vs stated", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    write_figure(path, lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

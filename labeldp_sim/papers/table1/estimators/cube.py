@@ -52,8 +52,13 @@ class CubeArgmax(BandwidthTuned):
 
     def __init__(self, h_scale=1.0, shifts=1):
         super().__init__(h_scale)
-        check(Interval(int, 1, 16).accepts(shifts), "shifts", shifts, "an integer in [1, 16]")
+        allowed = self.parameters["shifts"]
+        check(allowed.accepts(shifts), "shifts", shifts, allowed.describe())
         self.shifts = int(shifts)
+
+    def with_shifts(self, shifts: int) -> "CubeArgmax":
+        """The same estimator with ``shifts`` shifts of its partition (the law-free search's ``law_free.shifts``)."""
+        return CubeArgmax(self.h_scale, shifts)
 
     def _offsets(self, rng, d):
         """The partition's shift of one fit (none: ``shifts`` = 1 draws nothing, so its streams are unchanged)."""

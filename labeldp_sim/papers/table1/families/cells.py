@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["CellModel", "RegressionCellModel", "cube_index", "shifted_cubes", "tilt_model"]
+__all__ = ["CellModel", "RegressionCellModel", "cube_index", "shifted_cubes", "shifted_merge", "tilt_model"]
 
 
 @dataclass
@@ -62,6 +63,15 @@ def shifted_cubes(fine: np.ndarray, G: int, shifts: int, offsets, d: int) -> np.
     multi = np.array(np.unravel_index(np.asarray(fine, dtype=np.int64), (n * G,) * d))
     coarse = ((multi - np.asarray(offsets, dtype=np.int64)[:, None]) % (n * G)) // n
     return np.ravel_multi_index(tuple(coarse), (G,) * d).astype(np.int64)
+
+
+def shifted_merge(fine: np.ndarray, G: int, shifts: int, offsets, d: int):
+    """``(cells, merge)``: the shifted cubes of side 1/G that the cubes ``fine`` (of side 1/(shifts G))
+    fall in (:func:`shifted_cubes`), sorted and unique, and the sparse 0/1 matrix that sums a quantity
+    of the fine cubes (one row each) into them (one row per cell)."""
+    cells, rows = np.unique(shifted_cubes(fine, G, shifts, offsets, d), return_inverse=True)
+    rows = rows.ravel()
+    return cells, sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(len(cells), len(rows)))
 
 
 def cube_index(X: np.ndarray, G: int, shifts: int = 1, offsets=None) -> np.ndarray:

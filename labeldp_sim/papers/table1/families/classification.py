@@ -16,13 +16,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import scipy.sparse as sp
 
 from labeldp_sim.harness.components import Interval, Options
 from labeldp_sim.harness.errors import check
+from labeldp_sim.harness.store import memoized
 from labeldp_sim.papers.table1.argmax_law import tilt_laws
 from labeldp_sim.papers.table1.families.base import BETA, CLASSES, D, H_SCALE, POSITIVE, UNIT, Family
-from labeldp_sim.papers.table1.families.cells import CellModel, cube_index, shifted_cubes, tilt_model
+from labeldp_sim.papers.table1.families.cells import CellModel, cube_index, shifted_merge, tilt_model
 from labeldp_sim.papers.table1.families.geometry import PROFILES, linf_margin_factor
 from labeldp_sim.papers.table1.families.tilt_geometry import overlap_types, product_axes, product_types
 
@@ -205,7 +205,14 @@ class HolderBump(Family):
 
 @lru_cache(maxsize=8192)
 def _tilt_measure(d, beta, gamma, L, C_M, shape, G, G_est, shifts=1):
-    """:meth:`HolderBump.tilt_measure`, computed once per process (it depends on neither N nor ε)."""
+    """:meth:`HolderBump.tilt_measure`, once per process and, in a law-free run, once per code
+    (``<results_dir>/memo.sqlite``, :func:`~labeldp_sim.harness.store.memoized`): it depends on
+    neither N, ε nor the mechanism, and it costs more than the laws it is integrated against."""
+    args = (d, beta, gamma, L, C_M, shape, G, G_est, shifts)
+    return memoized("table1.tilt_measure", args, lambda: _computed_tilt_measure(*args))
+
+
+def _computed_tilt_measure(d, beta, gamma, L, C_M, shape, G, G_est, shifts):
     family = HolderBump(d=d, beta=beta, gamma=gamma, L=L, C_M=C_M, shape=shape)
     bumps = family._bump_array(G)
     height = L * float(G) ** (-beta)
@@ -228,9 +235,8 @@ class BumpInstance:
         d, n = self.family.d, int(shifts)
         cells, W = self.family.profile.overlaps(d, self.G, n * int(G_est), self.bumps, self.family.beta)
         if n > 1:  # the fine cubes of side 1/(n G_est), summed into the shifted ones
-            cells, rows = np.unique(shifted_cubes(cells, int(G_est), n, offsets, d), return_inverse=True)
-            W = sp.csr_matrix((np.ones(len(rows)), (rows.ravel(), np.arange(len(rows)))),
-                              shape=(len(cells), len(rows))) @ W
+            cells, merge = shifted_merge(cells, int(G_est), n, offsets, d)
+            W = merge @ W
         mass = np.full(len(cells), float(G_est) ** (-d))
         return tilt_model(G_est ** d, cells, mass, W * self.height, self.classes, self.family.K)
 
@@ -351,10 +357,7 @@ class SmoothInstance:
         """Every cube of the estimator's partition (shifted by offsets/(shifts G_est): :func:`~.cells.cube_index`)."""
         if int(shifts) > 1:
             fine = self.cell_model(int(shifts) * int(G_est))
-            cells, rows = np.unique(shifted_cubes(fine.cells, int(G_est), shifts, offsets, self.family.d),
-                                    return_inverse=True)
-            merge = sp.csr_matrix((np.ones(len(rows)), (rows.ravel(), np.arange(len(rows)))),
-                                  shape=(len(cells), len(rows)))
+            cells, merge = shifted_merge(fine.cells, int(G_est), shifts, offsets, self.family.d)
             return _merged_model(fine, merge, cells, int(G_est) ** self.family.d)
         d, G = self.family.d, int(G_est)
         edges = np.arange(G + 1) / G

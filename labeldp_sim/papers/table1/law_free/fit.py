@@ -68,7 +68,6 @@ import numpy as np
 import pandas as pd
 
 from labeldp_sim.stats.fit import verdict
-from labeldp_sim.report.figures import write_figure
 from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.table1.law_free.matrices import point_matrices
 from labeldp_sim.papers.table1.law_free.plots import plot_convergence, plot_heatmaps, plot_rates_law_free
@@ -381,6 +380,6 @@ def write_law_free(spec, trials: pd.DataFrame, points: pd.DataFrame, fits: pd.Da
     from labeldp_sim.report.figures import figure_title
 
     title = figure_title(spec.name, parameters_text(spec_parameters(spec)))
-    write_figure(out / "rate.png", lambda p: plot_rates_law_free(points, fits, p, title))
-    write_figure(out / "heatmap.png", lambda p: plot_heatmaps(trials, points, p, title, spec.estimator.tuning))
-    write_figure(out / "convergence.png", lambda p: plot_convergence(fits, p, title))
+    plot_rates_law_free(points, fits, out / "rate.png", title)
+    plot_heatmaps(trials, points, out / "heatmap.png", title, spec.estimator.tuning)
+    plot_convergence(fits, out / "convergence.png", title)

@@ -19,15 +19,17 @@ neighbours get a column each (over every instance), keyed by their slot
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from joblib import delayed
 
+from labeldp_sim.harness.provenance import code_fingerprint
 from labeldp_sim.harness.runner import Plan
+from labeldp_sim.harness.store import MEMO_NAME, Schema, memo_in
 from labeldp_sim.harness.store import Column as StoreColumn
-from labeldp_sim.harness.store import Schema
 from labeldp_sim.papers.table1.tuning import LAW_SLOT, Column, CommonDraws
 
 __all__ = ["MINIMAX_TRIALS", "LawFreePlan"]
@@ -144,7 +146,7 @@ def _best_clip(spec, point, tuning: int, G_insts, admitted) -> Column:
     T is a continuous tuning: resolving it here (exactly, at one more column) removes the
     grid's discreteness in T from M instead of storing every T of the grid.
     """
-    dist, est = spec.distributions[point.d], spec.estimator
+    dist, est = spec.distributions[point.d], spec.estimator_at(point.d)
     columns = [Column(tuning, spec.mechanisms[(point.id, T)], slot, 0, T) for slot, T in enumerate(spec.T_grid)]
     worst = np.max([est.expected_risks(dist, int(G), point, columns) for G in G_insts[admitted]], axis=0)
     j = int(np.argmin(worst))
@@ -171,8 +173,15 @@ def run_exact(spec, point, fixed) -> pd.DataFrame:
     """Every row of one point's matrix (and the law's own entry) as exact expectations.
 
     The whole point in one task: the refined columns need the coarse optimum, hence every row.
+    The intermediates that depend on neither N nor ε (the classification tilt measures) are kept in
+    ``<results_dir>/memo.sqlite`` for every worker and every later run of the same code.
     """
-    dist, est = spec.distributions[point.d], spec.estimator
+    with memo_in(Path(spec.results_dir) / MEMO_NAME, code_fingerprint(spec.packages)):
+        return _run_exact(spec, point, fixed)
+
+
+def _run_exact(spec, point, fixed) -> pd.DataFrame:
+    dist, est = spec.distributions[point.d], spec.estimator_at(point.d)
     G_all = np.asarray(spec.inst_grids[point.id])
     admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
     coarse = {int(t): _oracle_column(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
@@ -218,7 +227,7 @@ def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
             draws = CommonDraws(spec.seed, point, r, tag, spec.n_test)
             start = time.perf_counter()
             instance = dist.draw(draws.instance, G)
-            risks = spec.estimator.tuned_risks(instance, point, [c for _, c in labelled], draws)
+            risks = spec.estimator_at(point.d).tuned_risks(instance, point, [c for _, c in labelled], draws)
             seconds = (time.perf_counter() - start) / len(risks)
             rows += _row_records(spec, point, r, _Row(role, G, tag, admitted, labelled), labelled, risks,
                                  seconds, fixed)

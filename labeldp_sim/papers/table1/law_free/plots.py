@@ -35,7 +35,8 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator  # noqa: E402
 
 from labeldp_sim.papers.table1.law_free.matrices import point_matrices  # noqa: E402
-from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, log_minor_labels, wrap_title  # noqa: E402
+from labeldp_sim.report.figures import (  # noqa: E402
+    THEORY_ZORDER, hollow_handle, log_minor_labels, save_figure, wrap_title)
 
 __all__ = ["plot_rates_law_free", "plot_heatmaps", "plot_convergence", "HEATMAP_COLUMNS"]
 
@@ -123,8 +124,7 @@ def plot_rates_law_free(points: pd.DataFrame, fits: pd.DataFrame, path: Path, ti
     width = 5.2 * len(groups)
     fig.suptitle(wrap_title(title, width - 0.4, 10), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title: str, tune_col: str) -> None:
@@ -140,7 +140,7 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
     points : pandas.DataFrame
         One row per point: axis, d, N, eps, opt_T.
     path : Path
-        The file written (its suffix picks the format).
+        The PNG written (the SVG goes beside it, :func:`~labeldp_sim.report.figures.save_figure`).
     title : str
         The figure's title (the run's name and parameters).
     tune_col : str
@@ -197,8 +197,7 @@ def plot_heatmaps(trials: pd.DataFrame, points: pd.DataFrame, path: Path, title:
                             "white: the worst instance per tuning; red star: the minimax entry", width - 0.4, 10),
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def _decade_locator(lo: float, hi: float):
@@ -238,8 +237,7 @@ def plot_convergence(fits: pd.DataFrame, path: Path, title: str) -> None:
                             "95% CI: exact entries OLS residual error × AR(1) factor; Monte Carlo WLS/Birge",
                             width - 0.4, 9), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _convergence_panel(ax, fits: pd.DataFrame, axis: str, d: int) -> None:

@@ -44,7 +44,7 @@ from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
 from labeldp_sim.harness.memory import Need, check_memory, check_plan_size
 from labeldp_sim.harness.kinds import JobSpec
 from labeldp_sim.harness.sweeps import sweep_values
-from labeldp_sim.papers.table1.estimators import Estimator
+from labeldp_sim.papers.table1.estimators import CubeArgmax, Estimator
 from labeldp_sim.papers.table1.experiment import (DIMENSIONS, build_components, build_mechanism, d_mapping,
                                                   plan_points, point_needs, read_cell, validate_sweeps)
 from labeldp_sim.papers.table1.families import HeavyTailBump, HolderBump
@@ -59,7 +59,7 @@ __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "va
 
 MODES = ("law_tied", "law_free")
 LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "C_M",
-                 "window_decades", "window_points", "tol")
+                 "window_decades", "window_points", "tol", "shifts")
 
 
 @dataclass(kw_only=True)
@@ -106,10 +106,15 @@ class LawFreeSpec(JobSpec):
     exact: bool = False
     mechanism_node: dict | None = None
     fine_grids: dict | None = None
+    estimators: dict | None = None  # d -> the estimator at d (law_free.shifts); None: ``estimator`` everywhere
     # (ε, T) -> the mechanism built there (:func:`~labeldp_sim.papers.table1.experiment.build_mechanism`):
     # an N sweep's points share their ε, and a mechanism is a function of (ε, T) alone, so each is
     # built once: the law's, the oracle clip levels' and the exact path's refined ones
     built: dict = field(default_factory=dict, repr=False)
+
+    def estimator_at(self, d: int) -> Estimator:
+        """The estimator the search runs at ``d``: ``estimator`` with ``law_free.shifts[d]`` where set."""
+        return self.estimator if self.estimators is None else self.estimators[d]
 
     def refine_for(self, d: int) -> int:
         """How many times denser the refined oracle grid is at ``d`` (1: no refinement; exact entries only)."""
@@ -215,6 +220,13 @@ def _law_free_settings(cfg) -> dict:
           node["window_points"], "an integer in [4, 50] (fewest points of one local-slope window)")
     check(is_number(node["tol"]) and 0 < node["tol"] < 1, "law_free.tol", node["tol"],
           "a number in (0, 1) (the equivalence margin of the law-free verdicts)")
+    shifts = node["shifts"]
+    check(shifts is None or isinstance(shifts, dict), "law_free.shifts", shifts,
+          "null (the estimator's own estimator.shifts at every d) or a mapping d -> integer in [1, 16]")
+    if shifts is not None:
+        allowed = CubeArgmax.parameters["shifts"]
+        shifts = d_mapping(shifts, "law_free.shifts", allowed.accepts, allowed.describe())
+    node["shifts"] = None if shifts is None else {int(k): int(v) for k, v in shifts.items()}
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
     node["refine"] = {int(k): int(v) for k, v in refine.items() if int(k) in d}
     node["d"] = [int(v) for v in d]
@@ -281,9 +293,10 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     est, distributions, labels = comps.estimator, comps.distributions, comps.labels
     check(isinstance(est, Estimator), "estimator", labels["estimator"],
           "an estimator of labeldp_sim.papers.table1.estimators.Estimator (it states its tunings and their risks)")
+    estimators = _estimators_by_d(est, settings, labels["estimator"])
     # runner.path=exact without an exact risk was refused by plan_points
     exact = parts.path in (DataPath.EXACT, DataPath.AUTO) and all(
-        est.exact_for(distributions[pt.d], law_mechanisms[pt.id]) for pt in points)
+        estimators[pt.d].exact_for(distributions[pt.d], law_mechanisms[pt.id]) for pt in points)
     if est.tuned_risks_dims is not None and not exact:
         check(set(settings["d"]) <= set(est.tuned_risks_dims), "law_free.d", settings["d"],
               f"{sorted(est.tuned_risks_dims)} for {labels['estimator']} cells (the d its law-free path handles)")
@@ -316,7 +329,8 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                   for pt in points for T in T_grid}
     if exact:  # the T grid's mechanisms too must state their moments
         d_of = {pt.id: pt.d for pt in points}
-        exact = all(est.exact_for(distributions[d_of[pid]], m) for (pid, _), m in mechanisms.items())
+        exact = all(estimators[d_of[pid]].exact_for(distributions[d_of[pid]], m)
+                    for (pid, _), m in mechanisms.items())
     # the searched shape and the exact path follow from the settings and the code: both in the key
     spec = LawFreeSpec.of(parts.basics, cfg, comps.packages, cell=parts.cell, points=points,
                           distributions=distributions, estimator=est, labels=labels, sweeps_key=sweeps_key,
@@ -324,10 +338,20 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
                           mechanisms=mechanisms, reps=settings["reps"], per_octave=per_octave,
                           n_test=settings["n_test"], G_max=settings["G_max"], margin_constant=margin,
                           settings=settings, exact=exact, mechanism_node=dict(mech_node),
-                          fine_grids=fine_grids, built=built)
+                          fine_grids=fine_grids, built=built, estimators=estimators)
     spec.tol = float(settings["tol"])  # the law-free verdicts' margin (fit.tol is the law-tied fits')
     _check_law_free_size(spec)
     return spec
+
+
+def _estimators_by_d(est, settings: dict, name: str) -> dict:
+    """d -> the estimator the search runs there: ``est``, or with ``law_free.shifts[d]`` shifts of its partition."""
+    shifts = settings["shifts"]
+    if shifts is None:
+        return {d: est for d in settings["d"]}
+    check(isinstance(est, CubeArgmax), "law_free.shifts", shifts,
+          f"null for estimator={name} (shifted partitions are cube_argmax's: estimator.shifts)")
+    return {d: est.with_shifts(shifts.get(d, est.shifts)) for d in settings["d"]}
 
 
 def _unit_needs(spec: LawFreeSpec, pt) -> list:
@@ -339,7 +363,7 @@ def _unit_needs(spec: LawFreeSpec, pt) -> list:
     cell model of the largest G_inst and G_est (law_free.G_max caps both), as the
     law-tied sufficient path counts it.
     """
-    est, dist = spec.estimator, spec.distributions[pt.d]
+    est, dist = spec.estimator_at(pt.d), spec.distributions[pt.d]
     mech = spec.mechanism_at(pt, pt.T)  # the law's: a clip level changes no array size
     if est.tuned_risks_samples:
         n = len(spec.est_grids[pt.id]) + 1

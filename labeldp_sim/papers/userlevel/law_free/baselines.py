@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
-from labeldp_sim.report.figures import hollow_handle, wrap_title, write_figure  # noqa: E402
+from labeldp_sim.report.figures import hollow_handle, save_figure, wrap_title  # noqa: E402
 from labeldp_sim.papers.userlevel.theory import RATES  # noqa: E402
 
 __all__ = ["BASELINE_EXPERIMENTS", "ALGORITHM_EXPERIMENTS", "LABELS", "m_slope_table", "plot_m_baselines",
@@ -170,7 +170,7 @@ def plot_m_baselines(base, path, experiments=BASELINE_EXPERIMENTS, D: float = 1.
     base : path-like
         ``results/userlevel/law_free``.
     path : path-like
-        The PNG written; the SVG goes beside it (:func:`~labeldp_sim.report.figures.write_figure`).
+        The PNG written; the SVG goes beside it (:func:`~labeldp_sim.report.figures.save_figure`).
     experiments : sequence of str
         The bounded-mean experiments drawn on one scale (those with results).
     D : float
@@ -215,8 +215,7 @@ def plot_m_baselines(base, path, experiments=BASELINE_EXPERIMENTS, D: float = 1.
                                 "metric) against P1b (flat) and P1a (rising)", 7.0, 9), fontsize=9)
     fig.tight_layout()
     path = Path(path)
-    write_figure(path, lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 

@@ -35,7 +35,7 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
-from labeldp_sim.report.figures import write_figure  # noqa: E402
+from labeldp_sim.report.figures import save_figure  # noqa: E402
 
 __all__ = ["stated_exponent", "exponent_table", "plot_exponents", "write_exponents", "TASK_OF_RATE",
            "COLUMNS", "DECISIVE_HALF_WIDTH"]
@@ -165,7 +165,7 @@ def plot_exponents(table: pd.DataFrame, path: Path, tol: float = 0.05) -> None:
     table : pandas.DataFrame
         :func:`exponent_table`'s rows.
     path : Path
-        The PNG written (the SVG beside it, both via :func:`~labeldp_sim.report.figures.write_figure`).
+        The PNG written (the SVG beside it, both via :func:`~labeldp_sim.report.figures.save_figure`).
     tol : float
         Half-width of the shaded band around y = x (the verdicts' tolerance).
     """
@@ -203,8 +203,7 @@ def plot_exponents(table: pd.DataFrame, path: Path, tol: float = 0.05) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", title="filled: consistent; hollow: other verdicts", title_fontsize=7)
     ax.set_title("papers/003, law-free: measured vs stated n-exponent", fontsize=10)
-    write_figure(path, lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def write_exponents(base: Path, path: Path | None = None) -> pd.DataFrame:

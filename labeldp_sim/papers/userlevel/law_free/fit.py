@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from labeldp_sim.stats.fit import verdict  # noqa: E402
-from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, wrap_title, write_figure  # noqa: E402
+from labeldp_sim.report.figures import THEORY_ZORDER, hollow_handle, save_figure, wrap_title  # noqa: E402
 from labeldp_sim.harness.store import atomic_write  # noqa: E402
 from labeldp_sim.stats.windows import verdict_reason, window_fits, window_text, window_verdict  # noqa: E402
 from labeldp_sim.papers.userlevel.report import (BOUND_RESPECTED, BOUND_VIOLATED, ROW_OF_RATE, bound_verdict,  # noqa: E402
@@ -254,8 +254,7 @@ def plot_convergence(points: pd.DataFrame, windows: pd.DataFrame, spec, path: Pa
     fig.suptitle(wrap_title(f"{spec.name}: {spec.estimator_name} on {spec.family_name}, law-free", width - 0.4, 10),
                  fontsize=10)
     fig.tight_layout()
-    write_figure(path, lambda p: fig.savefig(p, dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _primary_fit(fits: pd.DataFrame | None, axis: str, d) -> pd.Series | None:
