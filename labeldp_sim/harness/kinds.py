@@ -211,15 +211,14 @@ class ExperimentKind(ABC):
         kind = self.for_spec(cfg, spec)
         out = kind.output_dir(spec, subdir)
         out.mkdir(parents=True, exist_ok=True)
-        plan = kind.plan(spec)
-        memo, fingerprint = Path(spec.results_dir) / MEMO_NAME, code_fingerprint(spec.packages)
-        before = memo_count(memo, fingerprint)
+        plan, memo = kind.plan(spec), Path(spec.results_dir) / MEMO_NAME
+        memoizes = kind.memoizes(spec)
+        before = memo_count(memo, code_fingerprint(spec.packages)) if memoizes else 0
         trials, stats = execute(plan, TrialStore(Path(spec.results_dir) / STORE_NAME))
-        after = memo_count(memo, fingerprint)
-        if after:  # only plans whose trials rest on memoized intermediates (harness.store.memo) write one
-            get_logger("runner").info(
-                f"{plan.label()}: intermediate values in {memo}: {before:,} of this code were there "
-                f"(reused where asked), {after - before:,} computed and added")
+        if memoizes:
+            added = memo_count(memo, code_fingerprint(spec.packages)) - before
+            get_logger("runner").info(f"{plan.label()}: intermediate values in {memo}: {before:,} of this code "
+                                      f"were there (reused where asked), {added:,} computed and added")
         analysis = kind.analyse(spec, trials)
         export(out, spec, stats, lambda: kind.write(spec, trials, analysis, out))
         if not subdir and kind.shared_lock:
@@ -234,6 +233,11 @@ class ExperimentKind(ABC):
     def for_spec(self, cfg, spec) -> "ExperimentKind":
         """The kind whose hooks run ``spec``: itself, or that of the spec's mode for a kind with modes."""
         return self
+
+    def memoizes(self, spec) -> bool:
+        """Whether ``spec``'s trials rest on intermediates kept in ``<results_dir>/memo.sqlite``
+        (:mod:`labeldp_sim.harness.store.memo`): the run then says how many it found and added."""
+        return False
 
     @abstractmethod
     def plan(self, spec):

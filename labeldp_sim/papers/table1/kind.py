@@ -128,6 +128,12 @@ class _LawFreeRates(RatesKind):
 
         return LawFreePlan(spec)
 
+    def memoizes(self, spec) -> bool:
+        # the exact classification entries keep their tilt measures (families.classification)
+        from labeldp_sim.papers.table1.families import HolderBump
+
+        return spec.exact and any(isinstance(dist, HolderBump) for dist in spec.distributions.values())
+
     def analyse(self, spec, trials) -> dict:
         from labeldp_sim.papers.table1.law_free.fit import analyse
 
