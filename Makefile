@@ -52,9 +52,10 @@ report-check: report
 		--page-screenshot site/exp-minimax--reg_label_cdp.html=docs/report-law-free.png \
 		--page-screenshot site/exp-reg_label_cdp.html=docs/report-law-tied.png
 
-# on every core (pytest-xdist): no test shares a file, a port or a store with another
+# on every core (pytest-xdist; worksteal: an idle worker takes queued tests from a busy one, so the
+# long tests do not finish last on one worker): no test shares a file, a port or a store with another
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m slow
