@@ -32,8 +32,11 @@ def quick_plots(monkeypatch):
     from labeldp_sim.report import figures as report
     from labeldp_sim.papers.table1 import report as table1_report
 
-    monkeypatch.setattr(report, "plot_rates", lambda *a, **k: Path(a[2]).write_text("figure\n"))
-    monkeypatch.setattr(table1_report, "plot_exponents", lambda t, path, task: Path(path).write_text("x\n"))
+    # both files, each written whole, as save_figure writes them
+    monkeypatch.setattr(report, "plot_rates",
+                        lambda *a, **k: report.write_figure(Path(a[2]), lambda p: Path(p).write_text("figure\n")))
+    monkeypatch.setattr(table1_report, "plot_exponents",
+                        lambda t, path, task: report.write_figure(Path(path), lambda p: Path(p).write_text("x\n")))
 
 
 # Monte Carlo (runner.path=sufficient): these tests are about trials, chunks and streams, not the exact path

@@ -37,12 +37,13 @@ def fast_plots(monkeypatch):
     from labeldp_sim.report import figures as report
     from labeldp_sim.papers.table1 import report as table1_report
 
-    def plot(*args, **kwargs):
+    def plot(*args, **kwargs):  # both files, each written whole, as save_figure writes them
         interrupts.checkpoint("call.plot")
-        Path(args[2]).write_text("figure\n")
+        report.write_figure(Path(args[2]), lambda p: Path(p).write_text("figure\n"))
 
     monkeypatch.setattr(report, "plot_rates", plot)
-    monkeypatch.setattr(table1_report, "plot_exponents", lambda table, path, task: Path(path).write_text("x\n"))
+    monkeypatch.setattr(table1_report, "plot_exponents",
+                        lambda table, path, task: report.write_figure(Path(path), lambda p: Path(p).write_text("x\n")))
 
 
 def _traced(monkeypatch, module, name):
