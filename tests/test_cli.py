@@ -243,3 +243,38 @@ def test_subcommands_answer_help(tmp_path, monkeypatch, capsys, command):
         assert exit_info.code in (0, None)
     assert capsys.readouterr().out.startswith("usage: labeldp-sim " + command)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_multirun_of_experiments_refreshes_the_shared_tables_once_after_its_last_job(
+        tmp_path, monkeypatch, quick_plots):
+    """Table I's tables (and papers/003's) are the results directory's: a multirun of several
+    experiments writes them once, after its last job, and a job that fails first has them written
+    for the jobs that finished."""
+    from labeldp_sim.papers.table1 import kind as table1_kind
+
+    refreshed = []
+    real = table1_kind.RatesKind.write_shared
+    monkeypatch.setattr(table1_kind.RatesKind, "write_shared",
+                        lambda self, directory: refreshed.append(directory) or real(self, directory))
+    tiny = ["grid.d=[1]", "grid.reps=2", "grid.sweeps.eps.values=[0.5,1.0]", "grid.sweeps.eps.N=1000",
+            "runner.backend=sequential", "runner.progress=false"]
+    assert _in_process(["-m", "experiment=cls_label_cdp,cls_full_cdp", *tiny], tmp_path, monkeypatch) == 0
+    assert len(refreshed) == 1
+    assert {"cls_label_cdp", "cls_full_cdp"} <= set(pd.read_csv(tmp_path / "table1.csv").cell)
+
+    refreshed.clear()
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    real_analyse = table1_kind.RatesKind.analyse
+
+    def analyse(self, spec, trials):
+        if spec.name == "cls_full_cdp":
+            raise RuntimeError("a fault of the second job")
+        return real_analyse(self, spec, trials)
+
+    monkeypatch.setattr(table1_kind.RatesKind, "analyse", analyse)
+    with pytest.raises(RuntimeError, match="second job"):
+        _in_process(["-m", "experiment=cls_label_cdp,cls_full_cdp", *tiny], failing, monkeypatch)
+    assert len(refreshed) == 1
+    table = pd.read_csv(failing / "table1.csv")
+    assert table.loc[table.cell == "cls_label_cdp", "verdict"].iloc[0] != "not run"

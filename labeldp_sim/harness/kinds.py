@@ -196,13 +196,33 @@ class ExperimentKind(ABC):
         (why; refused or noted when overridden).  Kept out of the key."""
         return {}
 
-    def run(self, cfg, spec, overrides, subdir: str | None, export) -> dict:
+    def shared_target(self, cfg, spec, subdir: str | None):
+        """What :meth:`run` refreshes after ``spec``'s own files (the kind and :meth:`shared_dir`), or None.
+
+        None for the jobs of a parameter sweep (``subdir``) and for kinds without shared tables.
+        Two jobs with the same target refresh the same files: a multirun of several experiments
+        refreshes them once, after the last of its jobs with that target.
+        """
+        kind = self.for_spec(cfg, spec)
+        if subdir or not kind.shared_lock:
+            return None
+        return type(kind).__qualname__, str(kind.shared_dir(spec))
+
+    def refresh_shared(self, spec) -> None:
+        """:meth:`write_shared` under the shared lock, its tables and figures landing together."""
+        shared = self.shared_dir(spec)
+        with locked(shared, self.shared_lock), staged(shared):
+            self.write_shared(shared)
+
+    def run(self, cfg, spec, overrides, subdir: str | None, export, refresh_shared: bool = True) -> dict:
         """Run ``spec`` through the trial store, write its outputs, return them.
 
         ``export(out, spec, stats, write)`` writes one run's files under the
         directory lock, ``write()`` first, then config.yaml and provenance.json.
         The tables of the results directory are refreshed by a single run, not
-        by the jobs of a multirun (``subdir``).  Returns the trials, what
+        by the jobs of a parameter sweep (``subdir``), nor where ``refresh_shared``
+        is false (a later job of the same command refreshes them:
+        :meth:`shared_target`).  Returns the trials, what
         :meth:`analyse` derived, the output directory (``out``) and the run's
         :class:`~labeldp_sim.harness.runner.RunStats` (``run``).
         """
@@ -221,10 +241,8 @@ class ExperimentKind(ABC):
                                       f"were there (reused where asked), {added:,} computed and added")
         analysis = kind.analyse(spec, trials)
         export(out, spec, stats, lambda: kind.write(spec, trials, analysis, out))
-        if not subdir and kind.shared_lock:
-            shared = kind.shared_dir(spec)
-            with locked(shared, kind.shared_lock), staged(shared):  # its tables and figures land together
-                kind.write_shared(shared)
+        if refresh_shared and not subdir and kind.shared_lock:
+            kind.refresh_shared(spec)
         kind.announce(spec, analysis, out)
         return {"trials": trials, **analysis, "out": out, "run": stats}
 
