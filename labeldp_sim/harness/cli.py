@@ -49,7 +49,7 @@ from labeldp_sim.harness.kinds import ROOT_KEYS, get_kind, registered
 from labeldp_sim.harness.reads import check_overrides
 from labeldp_sim.harness import interrupts, logs, multirun, run_folders
 from labeldp_sim.harness.logs import get_logger
-from labeldp_sim.harness.store import StoreError, atomic_write, locked, staged
+from labeldp_sim.harness.store import StoreError
 
 __all__ = ["main", "run_experiment", "validate_argv", "validate_job", "Flags", "Job", "report_arguments"]
 
@@ -449,76 +449,16 @@ def report_arguments(argv: list) -> list:
     return ["--results", args.results]
 
 
-def _exporter(cfg: DictConfig, overrides):
-    """``export(out, spec, stats, write)``: one run's files under the directory's lock, all of
-    them or none (:func:`~labeldp_sim.harness.store.staged`): ``write()``'s files, config.yaml and
-    provenance.json land together, so the directory never mixes two runs."""
-    import json
-
-    from labeldp_sim.harness.provenance import provenance
-
-    def export(out: Path, spec, stats, write) -> None:
-        out = Path(out)
-        with locked(out), staged(out) as stage:
-            interrupts.describe(lambda: _export_note(spec, stats, out, stage.committed))
-            write()
-            atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
-            info = provenance(spec.seed, spec.config_key, overrides, package=spec.packages,
-                              trials=stats.as_dict())
-            atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
-
-    return export
-
-
-def _export_note(spec, stats, out: Path, committed: bool) -> tuple:
-    """What an interrupt during or after the export keeps (the interrupt line)."""
-    stored = (f"all {stats.wanted:,} trials are stored in {stats.store} "
-              f"({stats.computed:,} computed by this run)")
-    if committed:
-        return spec.name, f"{stored} and {out} is written; run the same command again to refresh the tables"
-    return spec.name, (f"{stored}; {out} is left as it was (no file of this run was written); "
-                       "run the same command again to write it")
-
-
 def run_experiment(cfg: DictConfig, overrides=None, subdir: str | None = None, spec=None,
                    refresh_shared: bool = True) -> dict:
     """Validate (unless ``spec`` is given), then let the job's kind run it through the trial
     store, fit, plot and export; its messages are appended to ``<results_dir>/run.log``.
     ``refresh_shared=False`` leaves the results directory's tables to a later job
-    (:meth:`~labeldp_sim.harness.kinds.ExperimentKind.shared_target`)."""
+    (:class:`~labeldp_sim.harness.multirun.SharedTables`)."""
     spec = spec if spec is not None else validate_job(cfg)
     with logs.run_log(spec.results_dir, " ".join(["run_experiment", *(overrides or [])])):
-        return get_kind(job_kind(cfg)).run(cfg, spec, overrides, subdir, _exporter(cfg, overrides),
+        return get_kind(job_kind(cfg)).run(cfg, spec, overrides, subdir, run_folders.exporter(cfg, overrides),
                                            refresh_shared)
-
-
-def _note_refresh(pending: dict, job, refreshed: bool) -> None:
-    target = get_kind(job_kind(job.cfg)).shared_target(job.cfg, job.spec, job.subdir)
-    if target is None:
-        return
-    if refreshed:
-        pending.pop(target, None)
-    else:
-        pending[target] = job
-
-
-def _refresh_pending(pending: dict) -> None:
-    """Refresh the shared tables that the finished jobs left to a job that will not come; a fault
-    here is logged, so that the job's own fault is the one reported."""
-    for job in pending.values():
-        try:
-            kind = get_kind(job_kind(job.cfg))
-            kind.for_spec(job.cfg, job.spec).refresh_shared(job.spec)
-        except Exception as err:  # noqa: BLE001 - the job's own fault follows
-            log.warning(f"labeldp-sim: the tables of {job.spec.results_dir} were not refreshed: {err}")
-    pending.clear()
-
-
-def _refreshes(jobs: list) -> list[bool]:
-    """Per job, whether it refreshes its shared tables: only the last job of a target does
-    (``make minimax``'s 49 jobs refreshed Table I's and papers/003's tables and figures after each)."""
-    targets = [get_kind(job_kind(job.cfg)).shared_target(job.cfg, job.spec, job.subdir) for job in jobs]
-    return [target is None or target not in targets[i + 1:] for i, target in enumerate(targets)]
 
 
 def main(argv: list | None = None, commands: dict | None = None) -> None:
@@ -595,8 +535,7 @@ def _command(argv: list) -> None:
         return
     for note in dict.fromkeys(note for job in jobs for note in job.notes):  # once, not once per job
         log.warning(f"labeldp-sim: note: {note}")
-    rows, written, refreshes = [], {}, _refreshes(jobs)
-    pending = {}  # target -> the last finished job whose shared tables a later job was to refresh
+    rows, written, shared = [], {}, multirun.SharedTables(jobs)
     try:
         for i, job in enumerate(jobs):
             if len(jobs) > 1:
@@ -607,12 +546,8 @@ def _command(argv: list) -> None:
                 with logs.run_log(job.spec.results_dir, " ".join(["labeldp-sim", *job.overrides])):
                     log.debug("config search path: " + os.pathsep.join(map(str, conf_dirs())))
                     run_folders.announce(job)
-                    try:
-                        result = run_experiment(job.cfg, job.overrides, job.subdir, job.spec, refreshes[i])
-                    except Exception:
-                        _refresh_pending(pending)  # the finished jobs' tables, before the fault is reported
-                        raise
-                    _note_refresh(pending, job, refreshes[i])
+                    with shared.job(i) as refresh:
+                        result = run_experiment(job.cfg, job.overrides, job.subdir, job.spec, refresh)
                     status = "finished"
                     written[Path(job.spec.results_dir)] = None
                     log.info(f"{job.spec.name}: wrote {result['out']} (trials in {result['run'].store}; "

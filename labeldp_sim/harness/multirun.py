@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import math
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
+from labeldp_sim.harness.config import job_kind
 from labeldp_sim.harness.errors import os_error_line
+from labeldp_sim.harness.kinds import get_kind
 from labeldp_sim.harness.logs import get_logger
 from labeldp_sim.harness.store import atomic_write
 
-__all__ = ["COLUMNS", "FOLDER", "finish", "job_rows", "summary_lines", "sweep_name", "write_table"]
+__all__ = ["COLUMNS", "FOLDER", "SharedTables", "finish", "job_rows", "summary_lines", "sweep_name", "write_table"]
 
 FOLDER = "multirun"
 COLUMNS = ["job", "experiment", "overrides", "status", "out", "axis", "d", "estimator", "slope", "ci_low",
@@ -114,3 +117,51 @@ def finish(jobs: list, rows: list) -> Path | None:
     for line in summary_lines(rows, path):
         log.info(line)
     return path
+
+
+class SharedTables:
+    """Which job of a command line refreshes the results directory's shared tables and figures.
+
+    Only the last job of each target (:meth:`~labeldp_sim.harness.kinds.ExperimentKind.shared_target`)
+    does: ``make minimax``'s 49 jobs refreshed Table I's and papers/003's tables after each.  A job
+    that fails first has the tables of the jobs that finished refreshed before its fault is reported.
+
+    Parameters
+    ----------
+    jobs : list
+        The command line's jobs (``cfg``, ``spec``, ``subdir``), in the order they run.
+    """
+
+    def __init__(self, jobs: list):
+        self.jobs = jobs
+        self.targets = [get_kind(job_kind(job.cfg)).shared_target(job.cfg, job.spec, job.subdir) for job in jobs]
+        self.pending = {}  # target -> the last finished job whose tables a later job was to refresh
+
+    def refreshes(self, i: int) -> bool:
+        """Whether job ``i`` refreshes its target's tables (no later job has the same target)."""
+        return self.targets[i] is None or self.targets[i] not in self.targets[i + 1:]
+
+    @contextmanager
+    def job(self, i: int):
+        """Around job ``i``'s run: yields whether it refreshes; on a fault, refreshes what is pending."""
+        refresh = self.refreshes(i)
+        try:
+            yield refresh
+        except Exception:
+            self.flush()
+            raise
+        if self.targets[i] is not None:
+            if refresh:
+                self.pending.pop(self.targets[i], None)
+            else:
+                self.pending[self.targets[i]] = self.jobs[i]
+
+    def flush(self) -> None:
+        """Refresh the tables the finished jobs left to a job that will not come; a fault here is
+        logged, so that the job's own fault is the one reported."""
+        for job in self.pending.values():
+            try:
+                get_kind(job_kind(job.cfg)).for_spec(job.cfg, job.spec).refresh_shared(job.spec)
+            except Exception as err:  # noqa: BLE001 - the job's own fault follows
+                log.warning(f"labeldp-sim: the tables of {job.spec.results_dir} were not refreshed: {err}")
+        self.pending.clear()

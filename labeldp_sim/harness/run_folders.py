@@ -13,20 +13,26 @@ system allows keeps a readable prefix and a hash of the whole (:func:`folder_nam
 
 The subfolder shares the results directory's trial store and run.log; the shared tables
 (``table1.md``...) are refreshed only by canonical runs (:meth:`~labeldp_sim.harness.kinds.ExperimentKind.run`).
+A run's own files land in its folder together, under its lock (:func:`exporter`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 
+from labeldp_sim.harness import interrupts
 from labeldp_sim.harness.config import job_kind
 from labeldp_sim.harness.kinds import get_kind
 from labeldp_sim.harness.logs import get_logger
+from labeldp_sim.harness.store import atomic_write, locked, staged
 
 __all__ = ["NO_FOLDER", "names_no_folder", "naming", "folder_name", "results_dir_given", "name_folders",
-           "announcement", "announce"]
+           "announcement", "announce", "exporter", "export_note"]
 
 # Overrides that name no folder: they choose the canonical folder itself (experiment, mode, kind),
 # where the files go (paths), how the trials run (the runner group's options set only the keys
@@ -123,3 +129,32 @@ def announce(job) -> None:
     line = announcement(job)
     if line is not None:
         log.info(line)
+
+
+def exporter(cfg, overrides):
+    """``export(out, spec, stats, write)``: one run's files under the directory's lock, all of
+    them or none (:func:`~labeldp_sim.harness.store.staged`): ``write()``'s files, config.yaml and
+    provenance.json land together, so the directory never mixes two runs."""
+    from labeldp_sim.harness.provenance import provenance
+
+    def export(out: Path, spec, stats, write) -> None:
+        out = Path(out)
+        with locked(out), staged(out) as stage:
+            interrupts.describe(lambda: export_note(spec, stats, out, stage.committed))
+            write()
+            atomic_write(out / "config.yaml", lambda p: p.write_text(OmegaConf.to_yaml(cfg, resolve=True)))
+            info = provenance(spec.seed, spec.config_key, overrides, package=spec.packages,
+                              trials=stats.as_dict())
+            atomic_write(out / "provenance.json", lambda p: p.write_text(json.dumps(info, indent=2) + "\n"))
+
+    return export
+
+
+def export_note(spec, stats, out: Path, committed: bool) -> tuple:
+    """What an interrupt during or after the export keeps (the interrupt line)."""
+    stored = (f"all {stats.wanted:,} trials are stored in {stats.store} "
+              f"({stats.computed:,} computed by this run)")
+    if committed:
+        return spec.name, f"{stored} and {out} is written; run the same command again to refresh the tables"
+    return spec.name, (f"{stored}; {out} is left as it was (no file of this run was written); "
+                       "run the same command again to write it")
