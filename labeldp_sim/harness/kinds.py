@@ -232,11 +232,11 @@ class ExperimentKind(ABC):
         out = kind.output_dir(spec, subdir)
         out.mkdir(parents=True, exist_ok=True)
         plan, memo = kind.plan(spec), Path(spec.results_dir) / MEMO_NAME
-        memoizes = kind.memoizes(spec)
-        before = memo_count(memo, code_fingerprint(spec.packages)) if memoizes else 0
+        fingerprint = code_fingerprint(spec.packages) if kind.memoizes(spec) else None
+        before = memo_count(memo, fingerprint) if fingerprint else 0
         trials, stats = execute(plan, TrialStore(Path(spec.results_dir) / STORE_NAME))
-        if memoizes:
-            added = memo_count(memo, code_fingerprint(spec.packages)) - before
+        if fingerprint:
+            added = memo_count(memo, fingerprint) - before
             get_logger("runner").info(f"{plan.label()}: intermediate values in {memo}: {before:,} of this code "
                                       f"were there (reused where asked), {added:,} computed and added")
         analysis = kind.analyse(spec, trials)

@@ -47,8 +47,7 @@ class Memo:
 
     def __init__(self, path: Path, fingerprint: str):
         self.path, self.fingerprint = Path(path), str(fingerprint)
-        self._con = None
-        self.broken = None  # the first failure, after which the memo is skipped
+        self._con = None  # None once it cannot be used: every value is then computed
 
     def __enter__(self) -> "Memo":
         try:
@@ -57,8 +56,8 @@ class Memo:
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(_TABLE)
             self._con = con
-        except (sqlite3.Error, OSError) as err:
-            self.broken = err
+        except (sqlite3.Error, OSError):
+            pass  # no memo: the values are computed
         return self
 
     def __exit__(self, *exc) -> None:
@@ -73,8 +72,8 @@ class Memo:
         try:
             row = self._con.execute("SELECT value, sha FROM memo WHERE fingerprint = ? AND key = ?",
                                     (self.fingerprint, key)).fetchone()
-        except sqlite3.Error as err:
-            self._skip(err)
+        except sqlite3.Error:
+            self.__exit__()
             return _MISSING
         if row is None or hashlib.sha256(row[0]).hexdigest() != row[1]:
             return _MISSING  # a garbled value is recomputed and replaced
@@ -88,8 +87,8 @@ class Memo:
         try:
             self._con.execute("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)",
                               (self.fingerprint, key, blob, hashlib.sha256(blob).hexdigest()))
-        except sqlite3.Error as err:
-            self._skip(err)
+        except sqlite3.Error:
+            self.__exit__()
 
     def count(self) -> int:
         """How many values of this fingerprint the file holds (0 where it cannot be read)."""
@@ -98,13 +97,9 @@ class Memo:
         try:
             return int(self._con.execute("SELECT COUNT(*) FROM memo WHERE fingerprint = ?",
                                          (self.fingerprint,)).fetchone()[0])
-        except sqlite3.Error as err:
-            self._skip(err)
+        except sqlite3.Error:
+            self.__exit__()
             return 0
-
-    def _skip(self, err: Exception) -> None:
-        self.broken = err
-        self.__exit__()
 
 
 _ACTIVE: list = []  # the memo this process's current task uses (a stack: tasks do not nest, tests may)
