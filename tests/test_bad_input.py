@@ -91,6 +91,18 @@ CASES = [
     ("grid-N-above-2^53", [LDP, "grid.sweeps.N.values=[1e19]"], "grid.sweeps.N.values"),
     ("grid-N-snaps-above-2^53", [NP, "grid.d=[1]", "grid.sweeps.N.values=[9007199254740000]"],
      "grid.sweeps.N.values"),
+    # past 2**53 only an exact law in N (law-free cube_argmax classification): law-tied and regression refuse
+    ("grid-N-law-tied-above-2^53", [NP, "grid.d=[1]", "grid.sweeps.N.values=[1e16]"], "grid.sweeps.N.values"),
+    ("law-free-regression-N-above-2^53", ["experiment=reg_label_cdp", "mode=law_free", "law_free.d=[1]",
+                                          "law_free.sweeps.eps.N=1e16"], "law_free.sweeps.eps.N"),
+    ("law-free-monte-carlo-N-above-2^53", [NP, "mode=law_free", "law_free.d=[1]", "runner.path=sufficient",
+                                           "law_free.sweeps.N.values=[1e16]"], "law_free.sweeps.N.values"),
+    ("law-free-N-above-10^18", [NP, "mode=law_free", "law_free.d=[1]", "law_free.sweeps.N.values=[1e19]"],
+     "law_free.sweeps.N.values"),
+    # a mapping merged key by key into one that lacks the key: Hydra's reason and how to add one, not the
+    # parent's keys
+    ("law-free-shifts-new-d", ["experiment=cls_full_ldp", "mode=law_free", "law_free.shifts={1: 4, 3: 4}"],
+     "law_free.shifts"),
     ("grid-eps-underflow", [LDP, "grid.sweeps.eps.values=[1e-300]"], "grid.sweeps.eps.values"),
     ("grid-eps-too-large", [LDP, "grid.sweeps.eps.values=[1000]"], "grid.sweeps.eps.values"),
     ("grid-fixed-eps-negative", [LDP, "grid.sweeps.N.eps=-1"], "grid.sweeps.N.eps"),
@@ -387,6 +399,17 @@ def test_a_quoting_hint_for_a_value_outside_hydras_grammar(tmp_path, capsys, mon
     line = _assert_refused(lambda: main([NP, "paths.results_dir=runs/\u00fc"]), tmp_path, capsys,
                            "paths.results_dir")
     assert "\"paths.results_dir='runs/\u00fc'\"" in line, line
+
+
+def test_a_mapping_key_the_file_lacks_says_how_to_add_it(tmp_path, capsys, monkeypatch):
+    """``law_free.shifts={1: 4, 3: 4}`` over the file's {3: 4}: Hydra merges key by key and refuses d = 1;
+    the line says so and shows the ``+`` form, rather than listing law_free's keys as if shifts were unknown."""
+    from labeldp_sim.app import main
+
+    monkeypatch.chdir(tmp_path)
+    line = _assert_refused(lambda: main(["experiment=cls_full_ldp", "mode=law_free", "law_free.shifts={1: 4, 3: 4}",
+                                         f"paths.results_dir={tmp_path / 'out'}"]), tmp_path, capsys, "law_free.shifts")
+    assert "Key '1' is not in struct" in line and "+law_free.shifts.<key>=<value>" in line, line
 
 
 def test_n_jobs_is_bounded_by_the_cores(tmp_path):

@@ -201,3 +201,32 @@ def test_shifted_product_types_are_the_average_over_shifted_partitions(d, G, G_e
             want.append(F(tilt_laws(overlap_types(cells, merge @ W))))
         assert F(shifted) == pytest.approx(np.mean(want), rel=1e-10)
     assert shifted.mass == pytest.approx(tilt_laws(overlap_types(fine, W)).mass, rel=1e-12)
+
+
+def _skellam_bias(N, rate, tilt, c):
+    """Ψ under the Poisson limit of the steps: #(+1) ~ Poi(N(rate + tilt)/2), #(−1) ~ Poi(N(rate − tilt)/2),
+    independent, so Δ is Skellam; E ψ(Δ) summed over its pmf (Bessel form, scaled to avoid overflow)."""
+    from scipy.special import ive
+
+    mu1, mu2 = N * (rate + tilt) / 2, N * (rate - tilt) / 2
+    sd = np.sqrt(mu1 + mu2)
+    k = np.arange(int(mu1 - mu2 - 60 * sd), int(mu1 - mu2 + 60 * sd) + 1)
+    pmf = np.exp(-(np.sqrt(mu1) - np.sqrt(mu2)) ** 2 + k / 2 * np.log(mu1 / mu2)) * ive(k, 2 * np.sqrt(mu1 * mu2))
+    return pmf @ (np.sign(k) if c is None else np.tanh(c * k))
+
+
+@pytest.mark.parametrize("weight", [None, 2e-3])
+def test_choice_law_past_float_exact_counts(weight):
+    """N = 10^17 > 2**53 (law-free sweeps go to 10^18 here: harness.config.MAX_N_LAW): the choice law
+    takes N as a real exponent, and against an independent law it is exact to the stated bound.
+
+    With rate = 1e-13 the N steps are rare events: given their number M, the split into ±1 is the
+    same binomial for the N-step law and for its Poisson limit, so the total variation between
+    the two laws of Δ is that of Bin(N, rate) and Poi(N·rate), at most N·rate² = 1e-9 (Le Cam),
+    and |ψ| ≤ 1 bounds the difference of the biases by twice that."""
+    N, rate = 10 ** 17, 1e-13
+    law = ChoiceLaw(N, rate, 1.0, weight)
+    tilts = np.geomspace(0.01, 5, 10) * np.sqrt(N * rate) / N   # N·tilt from 0.01 to 5 sd of Δ
+    reference = [_skellam_bias(N, rate, t, None if weight is None else weight / 2) for t in tilts]
+    np.testing.assert_allclose(law.bias(tilts), reference, rtol=0, atol=2 * N * rate ** 2 + 1e-12)
+    assert 1e-4 < min(reference) and max(reference) < 1 - 1e-7  # the tilts span the bias, not its ends

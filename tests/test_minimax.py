@@ -342,11 +342,15 @@ def test_law_free_verdicts_take_law_free_tol_and_refuse_fit_tol(tmp_path):
 
 
 def test_law_free_shifts_set_the_cube_classifiers_partition_per_d(tmp_path):
-    """law_free.shifts = {3: 4} (cls_full_ldp): shifted partitions at d = 3 only, exact there; a value
-    out of range names the key; a cell whose estimator has no partition to shift refuses the key."""
+    """law_free.shifts = {1: 4, 2: 4, 3: 4} (cls_full_ldp), set per d; exact there; a value out of range
+    names the key; a cell whose estimator has no partition to shift refuses the key.  Its ε sweep at
+    N = 10^17 > 2**53 is accepted: the choice law takes N as a real exponent."""
     base = [f"paths.results_dir={tmp_path}", "mode=law_free"]
     spec = validate_job(_compose(["experiment=cls_full_ldp", *base]))
-    assert [spec.estimator_at(d).shifts for d in (1, 2, 3)] == [1, 1, 4] and spec.exact
+    assert [spec.estimator_at(d).shifts for d in (1, 2, 3)] == [4, 4, 4] and spec.exact
+    assert max(pt.N for pt in spec.points) == 10 ** 17
+    spec = validate_job(_compose(["experiment=cls_full_ldp", *base, "law_free.shifts={1: 1, 2: 2}"]))
+    assert [spec.estimator_at(d).shifts for d in (1, 2, 3)] == [1, 2, 4]
     assert [validate_job(_compose(["experiment=cls_label_ldp", *base])).estimator_at(d).shifts
             for d in (1, 2, 3)] == [1, 1, 1]
     with pytest.raises(ConfigError) as err:

@@ -203,6 +203,11 @@ def _explain_composition(overrides: list, parsed: list, error: Exception) -> Con
             if override.is_add():
                 return ConfigError(key, value, f"a key that is not already set ({parent or 'root'} has "
                                    f"{', '.join(keys)})")
+            if key.rpartition(".")[2] in keys:  # the key exists: Hydra refused the value, e.g. a mapping
+                # merged key by key into one that lacks a key ({1: 4} into {3: 4})
+                return _validator_says(groups, override) or ConfigError(
+                    key, value, f"a value Hydra can apply ({first_line(culprit.__cause__ or culprit)}; a key a "
+                    f"mapping lacks is added with +{key}.<key>=<value>)")
             return _validator_says(groups, override) or ConfigError(key, value, keys)
         return ConfigError(key, value, f"a value Hydra can apply ({first_line(culprit)})")
     return _explain_together(groups, [o for o in parsed if o.key_or_group not in names]) or ConfigError(

@@ -18,7 +18,8 @@ What is checked, for every kind:
   number (``'abc'``, ``inf`` and ``true`` are refused where a number is
   expected); a flag must be ``true`` or ``false``.
 * **Ranges that keep float64 exact.** N ≤ 2**53 (:data:`MAX_N`: counts are exact
-  float64 integers only up to there), ε ∈ [1e-12, 100], seed in [0, 2**63).
+  float64 integers only up to there; :data:`MAX_N_LAW` = 10**18 where the risk is an
+  exact law in which N is a real parameter, e.g. law-free exact classification), ε ∈ [1e-12, 100], seed in [0, 2**63).
 * **The results directory** can be created, or is a writable directory
   (:func:`validate_results_dir`).
 * **The runner**: ``runner.*``, its Dask cluster and SLURM settings
@@ -60,7 +61,7 @@ __all__ = ["RunnerSettings", "DaskSettings", "SlurmSettings", "JobBasics", "job_
            "validate_results_dir", "validate_common", "config_node", "root_value", "plain",
            "CONF_DIR", "CONF_PATH_VARIABLE", "GROUPS", "conf_dirs", "conf_file", "config_groups", "top_config",
            "PATHS", "BACKENDS", "DASK_KEYS", "SLURM_KEYS", "CLUSTERS",
-           "MAX_N", "EPS_MIN", "EPS_MAX", "PER_SAMPLE_MAX_N", "group_options", "is_int", "is_number",
+           "MAX_N", "MAX_N_LAW", "EPS_MIN", "EPS_MAX", "PER_SAMPLE_MAX_N", "group_options", "is_int", "is_number",
            "eps_allowed", "Need", "MemoryBudget", "memory_budget", "machine_memory",
            "check_memory", "PLAN_BYTES_PER_TRIAL", "experiments_of_kind", "check_plan_size"]
 
@@ -103,6 +104,10 @@ SLURM_NAME = re.compile(r"[A-Za-z0-9_.,:+@-]+")
 PER_SAMPLE_MAX_N = 10_000_000
 # float64 holds every integer up to 2**53 exactly; above it counts and N·h^d round
 MAX_N = 2 ** 53
+# an exact law that takes N as a real parameter (the choice law's N·log φ, privacy/choice_law.py) has no
+# count to round: past 2**53 only N itself rounds (relative error 2**-53), which moves such a risk by
+# |d log R / d log N|·2**-53 < 1e-15 relative.  10**18: the choice law's stated reach
+MAX_N_LAW = 10 ** 18
 # ε outside this range over- or underflows e^ε, ε² or the laws' powers of εN
 EPS_MIN, EPS_MAX = 1e-12, 100.0
 SEED_LIMIT = 2 ** 63

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from omegaconf import DictConfig
 
-from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, PER_SAMPLE_MAX_N, JobBasics, Need,
+from labeldp_sim.harness.config import (EPS_MAX, EPS_MIN, MAX_N, MAX_N_LAW, PER_SAMPLE_MAX_N, JobBasics, Need,
                                          check_memory, check_plan_size, config_node, eps_allowed, group_options,
                                          plain, root_value, validate_common)
 from labeldp_sim.harness.components import ADDRESS
@@ -115,10 +115,14 @@ def _sufficient_possible(distribution, estimator) -> bool:
     return bool(distribution.supports_sufficient and estimator.supports_sufficient)
 
 
+# past 2**53 only an exact law in N is exact (harness.config.MAX_N_LAW)
+_DEEPER = "; N up to 10**18 in mode=law_free with exact cube_argmax classification entries"
+
 # what a swept or fixed value of each axis may be
 AXIS_RULES = {
-    "N": Rule(lambda v: is_number(v) and float(v).is_integer() and 1 <= v <= MAX_N,
-              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53)"),
+    "N": Rule(lambda v: is_number(v) and float(v).is_integer() and 1 <= v <= MAX_N_LAW,
+              "integers 1 <= N <= 2**53 (float64 counts are exact up to 2**53), or up to 10**18 in "
+              "law-free runs whose entries are exact laws in N (cube_argmax classification)"),
     "eps": Rule(lambda v: is_number(v) and EPS_MIN <= v <= EPS_MAX, eps_allowed()),
 }
 
@@ -356,7 +360,7 @@ def build_mechanism(node: dict, built: dict, eps: float, T=None):
 
 
 def plan_points(parts: CellNodes, comps: Components, sweeps: dict, dims: list, sweeps_key: str = "grid.sweeps",
-                snapped: bool = True, built: dict | None = None) -> tuple[list, dict]:
+                snapped: bool = True, built: dict | None = None, max_N: int = MAX_N) -> tuple[list, dict]:
     """The cell's points of ``sweeps`` at each d of ``dims``, tuned, and the mechanism of each.
 
     Parameters
@@ -370,6 +374,8 @@ def plan_points(parts: CellNodes, comps: Components, sweeps: dict, dims: list, s
         (:func:`~.points.make_points`); the point's tuning, clip level and mechanism follow
         the law there, validated as law-tied ones
     built : cache (ε, T) -> mechanism (:func:`build_mechanism`), filled here
+    max_N : the largest N: :data:`~labeldp_sim.harness.config.MAX_N` (float64 counts), or
+        ``MAX_N_LAW`` where the caller checks that the entries are exact laws in N
 
     Returns
     -------
@@ -385,8 +391,9 @@ def plan_points(parts: CellNodes, comps: Components, sweeps: dict, dims: list, s
     tuned = []
     for pt in points:
         key, requested = _point_key(pt, sweeps_key)
-        check(1 <= pt.N <= MAX_N, key, requested,
-              f"values whose snapped N stays <= 2**53 (it snaps to {pt.N:.6g})")
+        check(1 <= pt.N <= max_N, key, requested,
+              f"values whose snapped N stays <= {'10**18' if max_N == MAX_N_LAW else '2**53'} "
+              f"(it snaps to {pt.N:.6g}){'' if max_N == MAX_N_LAW else _DEEPER}")
         check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
               f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
         dist = comps.distributions[pt.d]

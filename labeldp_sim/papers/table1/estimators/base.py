@@ -118,6 +118,10 @@ class Estimator(Component, ABC):
         default: no tuning is known to be trivial."""
         return False
 
+    #: whether :meth:`expected_risks` takes N as a real parameter, with no count summed over, so that it
+    #: stays exact past 2**53 where float64 counts round (``law_free.sweeps`` up to 10**18)
+    exact_in_real_N = False
+
     def exact_for(self, family, mechanism) -> bool:
         """Whether :meth:`expected_risks` is exact for ``family`` under ``mechanism`` (the ``exact`` path).
 

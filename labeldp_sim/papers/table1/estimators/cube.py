@@ -49,6 +49,7 @@ class CubeArgmax(BandwidthTuned):
     supports_sufficient = True
     accepts = (CubeSumMechanism, CentralMechanism)
     parameters = {**BandwidthTuned.parameters, "shifts": Interval(int, 1, 16)}
+    exact_in_real_N = True  # the choice law's φ(t)^N = exp(N log φ(t)): N is an exponent, not a count
 
     def __init__(self, h_scale=1.0, shifts=1):
         super().__init__(h_scale)

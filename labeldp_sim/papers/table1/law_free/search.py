@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from labeldp_sim.harness.config import PER_SAMPLE_MAX_N, config_node, top_config
+from labeldp_sim.harness.config import MAX_N, MAX_N_LAW, PER_SAMPLE_MAX_N, config_node, top_config
 from labeldp_sim.harness.errors import ConfigError, check, is_int, is_number
 from labeldp_sim.harness.memory import Need, check_memory, check_plan_size
 from labeldp_sim.harness.kinds import JobSpec
@@ -289,7 +289,8 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     sweeps_key, sweeps = _searched_sweeps(cfg, settings)
     comps = build_components(parts, settings["d"])
     built = {}  # (ε, T) -> mechanism: the law's here, the oracle clip levels' below, refined ones in the tasks
-    points, law_mechanisms = plan_points(parts, comps, sweeps, settings["d"], sweeps_key, snapped=False, built=built)
+    points, law_mechanisms = plan_points(parts, comps, sweeps, settings["d"], sweeps_key, snapped=False, built=built,
+                                         max_N=MAX_N_LAW)
     est, distributions, labels = comps.estimator, comps.distributions, comps.labels
     check(isinstance(est, Estimator), "estimator", labels["estimator"],
           "an estimator of labeldp_sim.papers.table1.estimators.Estimator (it states its tunings and their risks)")
@@ -331,6 +332,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         d_of = {pt.id: pt.d for pt in points}
         exact = all(estimators[d_of[pid]].exact_for(distributions[d_of[pid]], m)
                     for (pid, _), m in mechanisms.items())
+    _check_depth(points, sweeps_key, exact and all(estimators[d].exact_in_real_N for d in estimators), labels)
     # the searched shape and the exact path follow from the settings and the code: both in the key
     spec = LawFreeSpec.of(parts.basics, cfg, comps.packages, cell=parts.cell, points=points,
                           distributions=distributions, estimator=est, labels=labels, sweeps_key=sweeps_key,
@@ -342,6 +344,25 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     spec.tol = float(settings["tol"])  # the law-free verdicts' margin (fit.tol is the law-tied fits')
     _check_law_free_size(spec)
     return spec
+
+
+def _check_depth(points: list, sweeps_key: str, real_N: bool, labels: dict) -> None:
+    """Refuse N past 2**53 unless every entry is an exact law that takes N as a real parameter.
+
+    Float64 counts are exact integers only up to 2**53 (:data:`~labeldp_sim.harness.config.MAX_N`):
+    Monte-Carlo trials, and exact laws that sum over counts (the regression cells' binomial
+    :mod:`~labeldp_sim.privacy.count_law`), stop there.  The cube classifier's exact risk takes N
+    as the exponent of a characteristic function (:mod:`~labeldp_sim.privacy.choice_law`), so only
+    N itself rounds beyond it (``MAX_N_LAW``).
+    """
+    deepest = max(points, key=lambda pt: pt.N)
+    if deepest.N <= MAX_N or real_N:
+        return
+    key = f"{sweeps_key}.N.values" if deepest.axis == "N" else f"{sweeps_key}.eps.N"
+    check(False, key, int(deepest.N_requested),
+          f"N <= 2**53 for estimator={labels['estimator']} on this path (float64 counts are exact up to there); "
+          "N up to 10**18 only where every entry is an exact law in N (cube_argmax classification, "
+          "runner.path=exact or auto)")
 
 
 def _estimators_by_d(est, settings: dict, name: str) -> dict:
