@@ -341,6 +341,23 @@ def test_law_free_verdicts_take_law_free_tol_and_refuse_fit_tol(tmp_path):
     assert err.value.key == "law_free.window_points"
 
 
+def test_law_free_sweeps_per_d_replace_the_sweeps_at_their_d(tmp_path):
+    """law_free.sweeps_per_d (cls_label_cdp: d = 3 at N = 10^17, ε to 1e-5): the other d keep the cell's
+    sweeps; a bad value names its key under sweeps_per_d, and so does N past 2**53 on a path that counts."""
+    base = [f"paths.results_dir={tmp_path}", "mode=law_free"]
+    spec = validate_job(_compose(["experiment=cls_label_cdp", *base]))
+    deepest = {d: (max(pt.N for pt in spec.points if pt.d == d), max(pt.eps for pt in spec.points if pt.d == d))
+               for d in (1, 2, 3)}
+    assert deepest == {1: (10 ** 15, 1e-7), 2: (10 ** 15, 1e-7), 3: (10 ** 17, 1e-5)}
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(["experiment=cls_label_cdp", *base, "law_free.sweeps_per_d={3: {eps: {values: [0]}}}"]))
+    assert err.value.key == "law_free.sweeps_per_d.3.eps.values"
+    deep = "law_free.sweeps_per_d={2: {eps: {values: [1e-10, 1e-9], N: 100000000000000000}}}"
+    with pytest.raises(ConfigError) as err:
+        validate_job(_compose(["experiment=reg_label_cdp", *base, deep]))
+    assert err.value.key == "law_free.sweeps_per_d.2.eps.N" and "2**53" in str(err.value)
+
+
 def test_law_free_shifts_set_the_cube_classifiers_partition_per_d(tmp_path):
     """law_free.shifts = {1: 4, 2: 4, 3: 4} (cls_full_ldp), set per d; exact there; a value out of range
     names the key; a cell whose estimator has no partition to shift refuses the key.  Its ε sweep at

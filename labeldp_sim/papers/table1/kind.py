@@ -111,6 +111,10 @@ class _LawFreeRates(RatesKind):
                   "grid.d": Unread("the default (with mode=law_free, the dimensions are law_free.d)")}
         if cfg.law_free.get("sweeps") is not None:
             unread["grid.sweeps"] = Unread("the default (this job's law_free.sweeps replace grid.sweeps)")
+        per_d = cfg.law_free.get("sweeps_per_d")
+        if per_d is not None and {int(d) for d in per_d} >= {int(d) for d in cfg.law_free.d}:
+            replaced = "law_free.sweeps" if cfg.law_free.get("sweeps") is not None else "grid.sweeps"
+            unread[replaced] = Unread(f"the default (law_free.sweeps_per_d replaces {replaced} at every law_free.d)")
         if spec is not None:
             if spec.exact:
                 unread["law_free.reps"] = Unread("the entries are exact expectations, one per entry", refuse=False)
@@ -129,10 +133,7 @@ class _LawFreeRates(RatesKind):
         return LawFreePlan(spec)
 
     def memoizes(self, spec) -> bool:
-        # the exact classification entries keep their tilt measures (families.classification)
-        from labeldp_sim.papers.table1.families import HolderBump
-
-        return spec.exact and any(isinstance(dist, HolderBump) for dist in spec.distributions.values())
+        return spec.memoizes
 
     def analyse(self, spec, trials) -> dict:
         from labeldp_sim.papers.table1.law_free.fit import analyse

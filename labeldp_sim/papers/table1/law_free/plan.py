@@ -176,6 +176,8 @@ def run_exact(spec, point, fixed) -> pd.DataFrame:
     The intermediates that depend on neither N nor ε (the classification tilt measures) are kept in
     ``<results_dir>/memo.sqlite`` for every worker and every later run of the same code.
     """
+    if not spec.memoizes:  # nothing of a regression entry is kept
+        return _run_exact(spec, point, fixed)
     with memo_in(Path(spec.results_dir) / MEMO_NAME, code_fingerprint(spec.packages)):
         return _run_exact(spec, point, fixed)
 

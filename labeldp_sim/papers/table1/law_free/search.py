@@ -58,8 +58,8 @@ __all__ = ["LawFreeSpec", "LawFreePlan", "MINIMAX_TRIALS", "build_law_free", "va
            "LAW_FREE_KEYS"]
 
 MODES = ("law_tied", "law_free")
-LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "C_M",
-                 "window_decades", "window_points", "tol", "shifts")
+LAW_FREE_KEYS = ("d", "reps", "per_octave", "refine", "G_max", "T_range", "n_test", "sweeps", "sweeps_per_d",
+                 "C_M", "window_decades", "window_points", "tol", "shifts")
 
 
 @dataclass(kw_only=True)
@@ -141,6 +141,13 @@ class LawFreeSpec(JobSpec):
         return self.T_grid != (None,)
 
     @property
+    def memoizes(self) -> bool:
+        """Whether its tasks keep intermediates in ``memo.sqlite``: the exact classification entries'
+        tilt measures (:mod:`~labeldp_sim.papers.table1.families.classification`), which depend on
+        neither N nor ε."""
+        return self.exact and any(isinstance(dist, HolderBump) for dist in self.distributions.values())
+
+    @property
     def replicates(self) -> int:
         """Replicates of each entry: one where entries are exact expectations, else ``law_free.reps``."""
         return 1 if self.exact else self.reps
@@ -212,6 +219,12 @@ def _law_free_settings(cfg) -> dict:
           "null (the experiment's grid.sweeps) or a mapping like grid.sweeps")
     if node["sweeps"] is not None:
         validate_sweeps(cfg, "law_free.sweeps")
+    per_d = node["sweeps_per_d"]
+    check(per_d is None or isinstance(per_d, dict), "law_free.sweeps_per_d", per_d,
+          "null (the same sweeps at every d) or a mapping d -> a sweeps mapping like grid.sweeps")
+    if per_d is not None:
+        d_mapping(per_d, "law_free.sweeps_per_d", lambda v: isinstance(v, dict), "a sweeps mapping like grid.sweeps")
+        node["sweeps_per_d"] = {int(k): validate_sweeps(v, f"law_free.sweeps_per_d.{k}") for k, v in per_d.items()}
     check(node["C_M"] is None or (is_number(node["C_M"]) and node["C_M"] > 0), "law_free.C_M", node["C_M"],
           "null (the distribution's C_M) or a number > 0")
     check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
@@ -220,13 +233,13 @@ def _law_free_settings(cfg) -> dict:
           node["window_points"], "an integer in [4, 50] (fewest points of one local-slope window)")
     check(is_number(node["tol"]) and 0 < node["tol"] < 1, "law_free.tol", node["tol"],
           "a number in (0, 1) (the equivalence margin of the law-free verdicts)")
-    shifts = node["shifts"]
+    shifts, allowed = node["shifts"], CubeArgmax.parameters["shifts"]
     check(shifts is None or isinstance(shifts, dict), "law_free.shifts", shifts,
-          "null (the estimator's own estimator.shifts at every d) or a mapping d -> integer in [1, 16]")
-    if shifts is not None:
-        allowed = CubeArgmax.parameters["shifts"]
-        shifts = d_mapping(shifts, "law_free.shifts", allowed.accepts, allowed.describe())
-    node["shifts"] = None if shifts is None else {int(k): int(v) for k, v in shifts.items()}
+          f"null (the estimator's own estimator.shifts at every d) or a mapping d -> {allowed.describe()}")
+    if shifts is not None:  # d_mapping's keys are int; a value 4.0 that the interval accepts becomes 4
+        shifts = {d: int(v) for d, v in d_mapping(shifts, "law_free.shifts", allowed.accepts,
+                                                   allowed.describe()).items()}
+    node["shifts"] = shifts
     node["G_max"] = {int(k): int(v) for k, v in G_max.items()}
     node["refine"] = {int(k): int(v) for k, v in refine.items() if int(k) in d}
     node["d"] = [int(v) for v in d]
@@ -289,8 +302,13 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     sweeps_key, sweeps = _searched_sweeps(cfg, settings)
     comps = build_components(parts, settings["d"])
     built = {}  # (ε, T) -> mechanism: the law's here, the oracle clip levels' below, refined ones in the tasks
-    points, law_mechanisms = plan_points(parts, comps, sweeps, settings["d"], sweeps_key, snapped=False, built=built,
-                                         max_N=MAX_N_LAW)
+    points, law_mechanisms, keys = [], {}, {}
+    for key, dims_sweeps, dims in _sweeps_by_d(sweeps_key, sweeps, settings):
+        planned, mechanisms = plan_points(parts, comps, dims_sweeps, dims, key, snapped=False, built=built,
+                                          max_N=MAX_N_LAW)
+        points += planned
+        law_mechanisms.update(mechanisms)
+        keys.update(dict.fromkeys(dims, key))
     est, distributions, labels = comps.estimator, comps.distributions, comps.labels
     check(isinstance(est, Estimator), "estimator", labels["estimator"],
           "an estimator of labeldp_sim.papers.table1.estimators.Estimator (it states its tunings and their risks)")
@@ -332,7 +350,7 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
         d_of = {pt.id: pt.d for pt in points}
         exact = all(estimators[d_of[pid]].exact_for(distributions[d_of[pid]], m)
                     for (pid, _), m in mechanisms.items())
-    _check_depth(points, sweeps_key, exact and all(estimators[d].exact_in_real_N for d in estimators), labels)
+    _check_depth(points, keys, exact and all(estimators[d].exact_in_real_N for d in estimators), labels)
     # the searched shape and the exact path follow from the settings and the code: both in the key
     spec = LawFreeSpec.of(parts.basics, cfg, comps.packages, cell=parts.cell, points=points,
                           distributions=distributions, estimator=est, labels=labels, sweeps_key=sweeps_key,
@@ -346,7 +364,21 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     return spec
 
 
-def _check_depth(points: list, sweeps_key: str, real_N: bool, labels: dict) -> None:
+def _sweeps_by_d(sweeps_key: str, sweeps: dict, settings: dict) -> list:
+    """(key, sweeps, dims) in the order of ``law_free.d``: the dimensions that share ``sweeps`` in one
+    group, each d of ``law_free.sweeps_per_d`` alone with its own (typed at ``law_free.sweeps_per_d.<d>``)."""
+    per_d = settings["sweeps_per_d"] or {}
+    groups = []
+    for d in settings["d"]:
+        key, own = (f"law_free.sweeps_per_d.{d}", per_d[d]) if d in per_d else (sweeps_key, sweeps)
+        if groups and groups[-1][0] == key:
+            groups[-1][2].append(d)
+        else:
+            groups.append((key, own, [d]))
+    return groups
+
+
+def _check_depth(points: list, keys: dict, real_N: bool, labels: dict) -> None:
     """Refuse N past 2**53 unless every entry is an exact law that takes N as a real parameter.
 
     Float64 counts are exact integers only up to 2**53 (:data:`~labeldp_sim.harness.config.MAX_N`):
@@ -358,7 +390,7 @@ def _check_depth(points: list, sweeps_key: str, real_N: bool, labels: dict) -> N
     deepest = max(points, key=lambda pt: pt.N)
     if deepest.N <= MAX_N or real_N:
         return
-    key = f"{sweeps_key}.N.values" if deepest.axis == "N" else f"{sweeps_key}.eps.N"
+    key = f"{keys[deepest.d]}.N.values" if deepest.axis == "N" else f"{keys[deepest.d]}.eps.N"
     check(False, key, int(deepest.N_requested),
           f"N <= 2**53 for estimator={labels['estimator']} on this path (float64 counts are exact up to there); "
           "N up to 10**18 only where every entry is an exact law in N (cube_argmax classification, "
