@@ -101,8 +101,7 @@ CASES = [
      "law_free.sweeps.N.values"),
     # a mapping merged key by key into one that lacks the key: Hydra's reason and how to add one, not the
     # parent's keys
-    ("law-free-shifts-new-d", ["experiment=cls_full_ldp", "mode=law_free", "law_free.shifts={1: 4, 3: 4}"],
-     "law_free.shifts"),
+    ("law-free-G_max-new-d", [LDP, "mode=law_free", "law_free.G_max={4: 8}"], "law_free.G_max"),
     ("grid-eps-underflow", [LDP, "grid.sweeps.eps.values=[1e-300]"], "grid.sweeps.eps.values"),
     ("grid-eps-too-large", [LDP, "grid.sweeps.eps.values=[1000]"], "grid.sweeps.eps.values"),
     ("grid-fixed-eps-negative", [LDP, "grid.sweeps.N.eps=-1"], "grid.sweeps.N.eps"),
@@ -402,14 +401,14 @@ def test_a_quoting_hint_for_a_value_outside_hydras_grammar(tmp_path, capsys, mon
 
 
 def test_a_mapping_key_the_file_lacks_says_how_to_add_it(tmp_path, capsys, monkeypatch):
-    """``law_free.shifts={1: 4, 3: 4}`` over the file's {3: 4}: Hydra merges key by key and refuses d = 1;
-    the line says so and shows the ``+`` form, rather than listing law_free's keys as if shifts were unknown."""
+    """``law_free.G_max={4: 8}`` over the file's {1: …, 2: …, 3: …}: Hydra merges key by key and refuses d = 4;
+    the line says so and shows the ``+`` form, rather than listing law_free's keys as if G_max were unknown."""
     from labeldp_sim.app import main
 
     monkeypatch.chdir(tmp_path)
-    line = _assert_refused(lambda: main(["experiment=cls_full_ldp", "mode=law_free", "law_free.shifts={1: 4, 3: 4}",
-                                         f"paths.results_dir={tmp_path / 'out'}"]), tmp_path, capsys, "law_free.shifts")
-    assert "Key '1' is not in struct" in line and "+law_free.shifts.<key>=<value>" in line, line
+    line = _assert_refused(lambda: main([LDP, "mode=law_free", "law_free.G_max={4: 8}",
+                                         f"paths.results_dir={tmp_path / 'out'}"]), tmp_path, capsys, "law_free.G_max")
+    assert "Key '4' is not in struct" in line and "+law_free.G_max.<key>=<value>" in line, line
 
 
 def test_n_jobs_is_bounded_by_the_cores(tmp_path):
