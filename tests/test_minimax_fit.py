@@ -16,7 +16,7 @@ from labeldp_sim.papers.table1.law_free.fit import (optimal_tunings, pre_asympto
                                             point_values)
 from labeldp_sim.papers.table1.law_free.plots import plot_convergence
 from labeldp_sim.papers.table1.law_free.table import write_minimax_table
-from labeldp_sim.stats.windows import CI_EXACT, CI_MONTE_CARLO, window_runs, ols_slope, window_fits
+from labeldp_sim.stats.windows import CI_EXACT, CI_MONTE_CARLO, CI_SHIFT_HULL, window_runs, ols_slope, window_fits
 from labeldp_sim.papers.table1.theory import CELLS
 
 TOL = 0.05
@@ -64,7 +64,7 @@ def test_exact_power_law_with_discreteness_is_consistent_and_narrow():
     assert (m.deep_ci_high - m.deep_ci_low) / 2 <= 0.02
     assert m.deep_ci_low <= -2 / 3 <= m.deep_ci_high
     assert m.deep_window_hi == pytest.approx(N_GRID[-1]) and m.prev_window_hi <= 10 ** 8.5 * 1.001
-    assert m.ci_method == CI_EXACT and m.entries == "exact"
+    assert m.ci_method == CI_EXACT + CI_SHIFT_HULL and m.entries == "exact"
     windows = fits[fits.quantity == "M_window"]
     assert windows.deepest.sum() == 1 and windows.previous.sum() == 1 and len(windows) == 61
     assert np.allclose(windows.span_decades, 1.0)
@@ -368,3 +368,47 @@ def test_theorem7_table_rejects_only_where_the_gap_exceeds_tol_plus_the_half_wid
     assert low.adjudicated == "not separated" and "0.011 ≤ tol" in low.why and "tol ≤ 0.005" in low.why
     wide = table.loc["reg_full_cdp_beta05"]
     assert wide.adjudicated == "not separated" and "half-width below 0.047" in wide.why
+
+
+def test_each_window_ci_holds_the_slopes_of_its_two_halves():
+    """fold_grid_shift: a window's every other point is the sweep shifted by half its step.  The halves'
+    slopes are those of an independent polyfit, the CI becomes their hull with the fit's own CI (kept in
+    fit_ci_*), and a clean power law is left as it was (both halves give its exponent to rounding)."""
+    from labeldp_sim.stats.windows import fold_grid_shift, trend
+
+    lx = np.log(EPS_GRID)
+    wobble = 0.03 * np.sin(2 * np.pi * np.log10(EPS_GRID) * 2.4)  # a period of 2.5 grid steps
+    frame = _points(EPS_GRID, np.exp(-0.8 * lx + wobble), axis="eps")
+    wins = window_fits(frame, "eps", "M", "M_se", True, decades=2.0, min_points=7)
+    folded = fold_grid_shift(wins, frame, "eps", "M", "M_se", True)
+    for (_, raw), (_, win) in zip(wins.iterrows(), folded.iterrows()):
+        inside = np.flatnonzero((EPS_GRID >= raw.window_lo) & (EPS_GRID <= raw.window_hi))
+        even, odd = (np.polyfit(lx[h], -0.8 * lx[h] + wobble[h], 1)[0] for h in (inside[0::2], inside[1::2]))
+        # float64 sums over <= 13 points: 1e-9 is far above their rounding, far below a slope's digits
+        assert win.shift_slope_even == pytest.approx(even, abs=1e-9)
+        assert win.shift_slope_odd == pytest.approx(odd, abs=1e-9)
+        assert (win.fit_ci_low, win.fit_ci_high) == (raw.ci_low, raw.ci_high)
+        assert win.ci_low == min(raw.ci_low, even, odd) and win.ci_high == max(raw.ci_high, even, odd)
+        assert win.ci_method == CI_EXACT + CI_SHIFT_HULL
+    # the trend test reads the fits' own half-widths: folding never loosens it
+    assert trend(folded, 2.0).moving(folded[folded.deepest].iloc[0], 0.02) == \
+        trend(wins, 2.0).moving(wins[wins.deepest].iloc[0], 0.02)
+    clean = _points(EPS_GRID, EPS_GRID ** -0.8, axis="eps")
+    plain = window_fits(clean, "eps", "M", "M_se", True, decades=2.0, min_points=7)
+    kept = fold_grid_shift(plain, clean, "eps", "M", "M_se", True)
+    assert np.allclose(kept[["shift_slope_even", "shift_slope_odd"]], -0.8, atol=1e-9)
+    assert np.array_equal(kept.ci_low, plain.ci_low) and np.array_equal(kept.ci_high, plain.ci_high)
+
+
+def test_a_verdict_that_one_half_of_the_grid_would_not_give_is_not_consistent():
+    """The deepest window's own fit lies inside -4/3 ± 0.02, but its odd-ranked points (the grid shifted by
+    half its step) give a slope outside it: the folded CI straddles the margin, so the row is inconclusive
+    and its reason shows both halves.  Four displaced points at the window's ends make the halves tilt apart
+    while the full fit's residuals stay small."""
+    lx = np.log(EPS_GRID)
+    wobble = np.zeros(len(EPS_GRID))
+    wobble[-13:] = 0.06 * np.r_[1, -1, np.zeros(9), 1, -1]
+    m = _eps_row(np.exp(-4 / 3 * lx + wobble))
+    assert -4 / 3 - 0.02 < m.deep_fit_ci_low and m.deep_fit_ci_high < -4 / 3 + 0.02  # consistent unfolded
+    assert m.deep_shift_slope_odd > -4 / 3 + 0.02 and m.deep_ci_high == m.deep_shift_slope_odd
+    assert m.verdict == "inconclusive" and "its halves (the grid shifted by half its step)" in m.reason, m.reason

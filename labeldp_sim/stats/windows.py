@@ -55,6 +55,17 @@ Verdict (issue 20, item 3), for a theory exponent θ and margin tol:
 A window's CI rests on its own points: ``min_points`` (Table I: 7, so the t
 quantile has at least 5 degrees of freedom) keeps a short window's residual
 scatter from posing as precision.
+
+**Grid shifts** (:func:`fold_grid_shift`, issue 35 item 4).  Exact entries
+carry the grids' discreteness, which comes round periodically in log x; a sweep
+of a few points per period samples it at one phase, and a sweep shifted by a
+fraction of its step can move the slope and change the CI's width.  Each
+window's two interleaved halves (every other point) are the sweep at half its
+density and that sweep shifted by half its step; Table I folds both halves'
+slopes into the window's CI (the hull), so a verdict holds on the grid whichever
+way it is shifted.  The trend and the previous-window test keep the window fit's
+own half-width (``fit_ci_low``/``fit_ci_high``): the fold may widen a CI, never
+loosen the test of a moving slope.
 """
 
 from __future__ import annotations
@@ -70,7 +81,8 @@ from labeldp_sim.stats.fit import fit_slope, verdict
 __all__ = ["WINDOW_DECADES", "WINDOW_MIN_POINTS", "PREVIOUS_MAX_OVERLAP", "EXACT_REL_ERROR", "CI_EXACT",
            "CI_MONTE_CARLO", "TREND_FLOOR", "TREND_MIN_WINDOWS", "TREND_REACH", "Trend", "ols_slope", "local_slope", "window_fits",
            "deepest_pair", "agree", "trend", "window_verdict",
-           "window_text", "verdict_reason", "grid_advice", "headline", "UNDECIDED", "WINDOW_COLUMNS"]
+           "window_text", "verdict_reason", "grid_advice", "headline", "UNDECIDED", "WINDOW_COLUMNS",
+           "SHIFT_COLUMNS", "CI_SHIFT_HULL", "fold_grid_shift", "fit_half_width", "shift_text"]
 
 WINDOW_DECADES = 1.0
 WINDOW_MIN_POINTS = 4
@@ -85,11 +97,15 @@ RHO_MAX = 0.9  # the AR(1) inflation of an exact window's error is at most sqrt(
 CI_EXACT = "OLS on exact entries, residual SE (grid discreteness + curvature) x AR(1) factor, t(n-2)"
 CI_MONTE_CARLO = "WLS on Monte-Carlo SEs, Birge-inflated, normal"
 
+CI_SHIFT_HULL = "; hull with the slopes of its two interleaved halves (the grid shifted by half its step)"
+
 UNDECIDED = ("inconclusive", "pre-asymptotic")  # verdicts whose one-line summary adds why (headline)
 AXIS_SYMBOLS = {"eps": "ε"}  # how window_text writes an axis (others: its own name, N, n, m)
 
 WINDOW_COLUMNS = ["window", "window_lo", "window_hi", "window_centre", "span_decades", "points", "slope",
                   "se", "ci_low", "ci_high", "rho", "ci_method", "depth", "deepest", "previous"]
+# fold_grid_shift's: the window fit's own CI, and the slopes of its even- and odd-ranked points
+SHIFT_COLUMNS = ["fit_ci_low", "fit_ci_high", "shift_slope_even", "shift_slope_odd"]
 
 
 def ols_slope(x, y, level: float = 0.95, rel_error: float = EXACT_REL_ERROR) -> dict:
@@ -199,6 +215,60 @@ def window_fits(frame: pd.DataFrame, axis: str, value: str, se: str, exact: bool
     return wins.astype({"deepest": bool, "previous": bool})
 
 
+def fold_grid_shift(wins: pd.DataFrame, frame: pd.DataFrame, axis: str, value: str, se: str,
+                    exact: bool) -> pd.DataFrame:
+    """``wins`` with each window's CI widened to the hull of its own CI and the slopes of its two halves.
+
+    A window's points sorted by x, taken every other one from the first and from
+    the second, are the sweep at half its density and that sweep shifted by half
+    its step (module docstring, *Grid shifts*).  Each half is fitted as the window
+    is (:func:`local_slope`; a half needs 3 points), and ``ci_low``/``ci_high``
+    become min/max of the window's CI and both slopes, so the verdict on the CI
+    holds for the grid and its shift alike.  The window fit's own CI stays in
+    ``fit_ci_low``/``fit_ci_high``, both slopes in ``shift_slope_even``/``shift_slope_odd``
+    (NaN where a half is too short: no fold), and ``ci_method`` says so.
+
+    Parameters
+    ----------
+    wins : the windows of :func:`window_fits` over ``frame``
+    frame, axis, value, se, exact : as given to :func:`window_fits`
+    """
+    wins = wins.assign(fit_ci_low=wins.ci_low, fit_ci_high=wins.ci_high,
+                       shift_slope_even=np.nan, shift_slope_odd=np.nan)
+    if not len(wins):
+        return wins
+    frame = frame.sort_values(axis)
+    x = frame[axis].to_numpy(float)
+    y, s = frame[value].to_numpy(float), frame[se].to_numpy(float)
+    for label, win in wins.iterrows():
+        inside = np.flatnonzero((x >= win.window_lo) & (x <= win.window_hi))
+        halves = [inside[0::2], inside[1::2]]
+        if min(len(h) for h in halves) < 3:
+            continue
+        slopes = [local_slope(x[h], y[h], s[h], exact)["slope"] for h in halves]
+        wins.loc[label, ["shift_slope_even", "shift_slope_odd"]] = slopes
+        wins.loc[label, "ci_low"] = min(win.ci_low, *slopes)
+        wins.loc[label, "ci_high"] = max(win.ci_high, *slopes)
+        wins.loc[label, "ci_method"] = win.ci_method + CI_SHIFT_HULL
+    return wins
+
+
+def fit_half_width(win) -> float:
+    """The half-width of a window fit's own CI (before :func:`fold_grid_shift`, where it was folded)."""
+    low, high = win.get("fit_ci_low", np.nan), win.get("fit_ci_high", np.nan)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        low, high = win.ci_low, win.ci_high
+    return float((high - low) / 2)
+
+
+def shift_text(win) -> str:
+    """``the grid shifted by half its step: -0.671, -0.668 (in the CI)`` ('' where not folded)."""
+    even, odd = win.get("shift_slope_even", np.nan), win.get("shift_slope_odd", np.nan)
+    if not (np.isfinite(even) and np.isfinite(odd)):
+        return ""
+    return f"its halves (the grid shifted by half its step): {even:.3f}, {odd:.3f}, folded into its CI"
+
+
 def deepest_pair(wins: pd.DataFrame, max_overlap: float = PREVIOUS_MAX_OVERLAP) -> tuple:
     """Index labels of the deepest window and of the previous (next-shallower, overlap <= max_overlap)."""
     if not len(wins):
@@ -222,7 +292,7 @@ def agree(deep, prev, tol: float) -> bool:
     exact entries give half-widths of 0.003, and a curvature that moves the slope
     by 0.006 over a window's shift is far below what the verdict resolves (± tol).
     """
-    h_deep, h_prev = (deep.ci_high - deep.ci_low) / 2, (prev.ci_high - prev.ci_low) / 2
+    h_deep, h_prev = fit_half_width(deep), fit_half_width(prev)
     drift = abs(deep.slope - prev.slope)
     return bool(drift <= np.hypot(h_deep, h_prev) or drift <= tol / 5)
 
@@ -242,8 +312,8 @@ class Trend(NamedTuple):
         return self.last - self.first
 
     def moving(self, deep, tol: float) -> bool:
-        """Whether the change exceeds the deepest window's half-width and ``TREND_FLOOR`` · tol."""
-        return abs(self.change) > max((deep.ci_high - deep.ci_low) / 2, TREND_FLOOR * tol)
+        """Whether the change exceeds the deepest window fit's own half-width and ``TREND_FLOOR`` · tol."""
+        return abs(self.change) > max(fit_half_width(deep), TREND_FLOOR * tol)
 
     def text(self, axis: str) -> str:
         return (f"the {self.windows} deepest windows (centres {AXIS_SYMBOLS.get(axis, axis)} {self.centre_lo:.3g}–"
@@ -334,13 +404,15 @@ def verdict_reason(verdict_: str, deep, prev, theory: float, tol: float, axis: s
         head = (f"no shallower window overlapping the deepest by at most half, so the flattening cannot be "
                 f"checked: {advice}; deepest window {window_text(axis, deep)}")
     else:
-        windows = f"deepest {window_text(axis, deep)}" + (f"; previous {window_text(axis, prev)}" if prev is not None
-                                                          else "")
+        shifted = shift_text(deep)
+        windows = (f"deepest {window_text(axis, deep)}" + (f", {shifted}" if shifted else "")
+                   + (f"; previous {window_text(axis, prev)}" if prev is not None else ""))
         half = (deep.ci_high - deep.ci_low) / 2
         settled = (f"{trend_.text(axis)}, within max(deepest half-width, {TREND_FLOOR:g}·tol)" if trend_ is not None
                    else "previous window agreeing")
         if verdict_ == "pre-asymptotic":
-            moving = (f"{trend_.text(axis)}, more than max(deepest half-width {half:.3f}, {TREND_FLOOR:g}·tol)"
+            moving = (f"{trend_.text(axis)}, more than max(deepest half-width {fit_half_width(deep):.3f}, "
+                      f"{TREND_FLOOR:g}·tol)"
                       if trend_ is not None else
                       f"previous {prev.slope:.3f} vs deepest {deep.slope:.3f}, apart by more than their CIs allow")
             head = f"local slope still moving: {moving} (extend the sweep deeper than {deep.window_hi:.3g}); {windows}"
@@ -349,7 +421,9 @@ def verdict_reason(verdict_: str, deep, prev, theory: float, tol: float, axis: s
         elif verdict_.startswith("inconsistent"):
             head = f"deviation from {theory:.3f} ± {tol:g} persists, {settled}; {windows}"
         elif half > tol:
-            cause = ("the grids' discreteness (a denser sweep or wider windows)" if exact
+            cause = ("the grid's shift: the slopes of the window's halves fall outside its own CI (a denser "
+                     "sweep)" if fit_half_width(deep) <= tol else
+                     "the grids' discreteness (a denser sweep or wider windows)" if exact
                      else "Monte-Carlo noise of the selection (more law_free.reps)")
             head = f"deepest CI half-width {half:.3f} > tol: {cause}; {windows}"
         else:

@@ -388,12 +388,12 @@ def plan_points(parts: CellNodes, comps: Components, sweeps: dict, dims: list, s
     beta, p_moment = first.beta, first.p
     points = make_points(name, cell, {"d": dims, "sweeps": sweeps}, beta, first.h_scale, p_moment, snapped,
                          sweeps_key)
+    bound, deeper = ("10**18", "") if max_N == MAX_N_LAW else ("2**53", _DEEPER)
     tuned = []
     for pt in points:
         key, requested = _point_key(pt, sweeps_key)
         check(1 <= pt.N <= max_N, key, requested,
-              f"values whose snapped N stays <= {'10**18' if max_N == MAX_N_LAW else '2**53'} "
-              f"(it snaps to {pt.N:.6g}){'' if max_N == MAX_N_LAW else _DEEPER}")
+              f"values whose snapped N stays <= {bound} (it snaps to {pt.N:.6g}){deeper}")
         check(EPS_MIN <= pt.eps <= EPS_MAX, key, requested,
               f"values whose snapped eps stays in {eps_allowed()} (it snaps to {pt.eps:.6g})")
         dist = comps.distributions[pt.d]

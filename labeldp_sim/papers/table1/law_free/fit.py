@@ -54,8 +54,10 @@ Points left out of the fits of M (issue 20, item 2), each with its reason in
 The slopes are local (:mod:`labeldp_sim.stats.windows`): windows of ``law_free.window_decades``
 decades (2 by default), their 95 %
 CI formed as that module says (OLS with the residual error on exact entries,
-WLS with Birge inflation on Monte-Carlo ones), and the verdict is taken on the
-deepest window (finest oracle bandwidth) against the previous one.  The
+WLS with Birge inflation on Monte-Carlo ones), widened to the slopes of each
+window's two interleaved halves (:func:`~labeldp_sim.stats.windows.fold_grid_shift`:
+the sweep shifted by half its step), and the verdict is taken on the
+deepest window (finest oracle bandwidth) against the trend of the deepest windows.  The
 whole-range slope stays in ``fit.csv`` as extra information; the slope of
 log h*_est is an OLS fit compared with the law's exponent (within ``H_TOL``).
 """
@@ -72,8 +74,8 @@ from labeldp_sim.harness.store import atomic_write
 from labeldp_sim.papers.table1.law_free.matrices import point_matrices
 from labeldp_sim.papers.table1.law_free.plots import plot_convergence, plot_heatmaps, plot_rates_law_free
 from labeldp_sim.papers.table1.law_free.table import write_minimax_table
-from labeldp_sim.stats.windows import (WINDOW_COLUMNS, WINDOW_DECADES, local_slope, trend, verdict_reason,
-                              window_fits, window_verdict)
+from labeldp_sim.stats.windows import (SHIFT_COLUMNS, WINDOW_COLUMNS, WINDOW_DECADES, fold_grid_shift, local_slope,
+                                       trend, verdict_reason, window_fits, window_verdict)
 
 __all__ = ["point_matrices", "cross_fit", "point_values", "analyse", "fit_law_free", "write_law_free",
            "write_minimax_table", "H_TOL", "TUNING_LABEL"]
@@ -314,7 +316,8 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
             subset = subset[(subset[quantity] > 0) & ((subset[se] > 0) | exact)]  # log of a zero risk: none
             whole = (local_slope(subset[axis], subset[quantity], subset[se], exact)
                      if len(subset) >= max(spec.min_points, 3) else None)
-            wins = window_fits(subset, axis, quantity, se, exact, decades=decades, min_points=spec.window_points)
+            wins = fold_grid_shift(window_fits(subset, axis, quantity, se, exact, decades=decades,
+                                               min_points=spec.window_points), subset, axis, quantity, se, exact)
             deep = wins[wins.deepest].iloc[0] if wins.deepest.any() else None
             prev = wins[wins.previous].iloc[0] if wins.previous.any() else None
             moves = trend(wins, decades)
@@ -349,7 +352,7 @@ def fit_law_free(points: pd.DataFrame, spec, decades: float = WINDOW_DECADES) ->
                 window_rows.append({**base, "quantity": f"{quantity}_window", "statement": "", "primary": False,
                                     "theory": primary_theory, "tuning": tuning, **w.to_dict()})
     fits = pd.DataFrame(rows + window_rows)
-    for column in WINDOW_COLUMNS:  # a run without any window still has the columns (figures, table)
+    for column in WINDOW_COLUMNS + SHIFT_COLUMNS:  # a run without any window still has the columns (figures, table)
         if column not in fits:
             fits[column] = np.nan
     for flag in ("deepest", "previous"):
@@ -368,7 +371,7 @@ def _whole(whole: dict | None, theory: float, tol: float) -> dict:
 
 def _window_fields(prefix: str, win) -> dict:
     """``deep_window_lo`` … ``prev_ci_high``: one window's ends, points, slope and CI (NaN: none)."""
-    keys = ("window_lo", "window_hi", "points", "slope", "ci_low", "ci_high")
+    keys = ("window_lo", "window_hi", "points", "slope", "ci_low", "ci_high", *SHIFT_COLUMNS)
     return {f"{prefix}_{k}": (np.nan if win is None else win[k]) for k in keys}
 
 

@@ -223,8 +223,9 @@ def _law_free_settings(cfg) -> dict:
     check(per_d is None or isinstance(per_d, dict), "law_free.sweeps_per_d", per_d,
           "null (the same sweeps at every d) or a mapping d -> a sweeps mapping like grid.sweeps")
     if per_d is not None:
-        d_mapping(per_d, "law_free.sweeps_per_d", lambda v: isinstance(v, dict), "a sweeps mapping like grid.sweeps")
-        node["sweeps_per_d"] = {int(k): validate_sweeps(v, f"law_free.sweeps_per_d.{k}") for k, v in per_d.items()}
+        typed = d_mapping(per_d, "law_free.sweeps_per_d", lambda v: isinstance(v, dict),
+                          "a sweeps mapping like grid.sweeps")
+        node["sweeps_per_d"] = {d: validate_sweeps(v, f"law_free.sweeps_per_d.{d}") for d, v in typed.items()}
     check(node["C_M"] is None or (is_number(node["C_M"]) and node["C_M"] > 0), "law_free.C_M", node["C_M"],
           "null (the distribution's C_M) or a number > 0")
     check(is_number(node["window_decades"]) and 0.5 <= node["window_decades"] <= 5, "law_free.window_decades",
@@ -391,10 +392,10 @@ def _check_depth(points: list, keys: dict, real_N: bool, labels: dict) -> None:
     if deepest.N <= MAX_N or real_N:
         return
     key = f"{keys[deepest.d]}.N.values" if deepest.axis == "N" else f"{keys[deepest.d]}.eps.N"
-    check(False, key, int(deepest.N_requested),
-          f"N <= 2**53 for estimator={labels['estimator']} on this path (float64 counts are exact up to there); "
-          "N up to 10**18 only where every entry is an exact law in N (cube_argmax classification, "
-          "runner.path=exact or auto)")
+    raise ConfigError(key, int(deepest.N_requested),
+                      f"N <= 2**53 for estimator={labels['estimator']} on this path (float64 counts are exact "
+                      "up to there); N up to 10**18 only where every entry is an exact law in N (cube_argmax "
+                      "classification, runner.path=exact or auto)")
 
 
 def _estimators_by_d(est, settings: dict, name: str) -> dict:
