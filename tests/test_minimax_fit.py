@@ -412,3 +412,16 @@ def test_a_verdict_that_one_half_of_the_grid_would_not_give_is_not_consistent():
     assert -4 / 3 - 0.02 < m.deep_fit_ci_low and m.deep_fit_ci_high < -4 / 3 + 0.02  # consistent unfolded
     assert m.deep_shift_slope_odd > -4 / 3 + 0.02 and m.deep_ci_high == m.deep_shift_slope_odd
     assert m.verdict == "inconclusive" and "its halves (the grid shifted by half its step)" in m.reason, m.reason
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("G_est*=1024 at the grid cap", "raise law_free.G_max.1"),
+    ("T*=16 on its grid edge", "widen law_free.T_range"),
+])
+def test_points_left_out_at_a_grid_edge_name_the_key_that_keeps_them(flag, says):
+    """Issue 35, item 5: a point whose optimum sits on a cap is left out, and the reason says which key's
+    range stopped it (G_max per d for the cube counts, T_range for the clip level)."""
+    x = np.logspace(3, 9, 37)
+    points = _points(x, x ** (-2 / 3)).assign(edge=[flag] * 6 + [""] * 31)
+    m = _row(fit_law_free(points, _spec("reg_nonprivate")))
+    assert "grid edges: 6 points" in m.reason and f"to keep them, {says}" in m.reason, m.reason

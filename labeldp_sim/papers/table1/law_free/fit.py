@@ -261,7 +261,7 @@ def _ruled_out(axis: str, group: pd.DataFrame, regime: pd.DataFrame, oracle: boo
     if oracle:
         edge = regime[regime.edge != ""]
         parts.append(f"grid edges: {len(edge)} points with an optimum on a grid edge left out"
-                     + (f" ({_span(axis, edge)})" if len(edge) else ""))
+                     + (f" ({_span(axis, edge)}; {_edge_advice(edge, int(group.d.iloc[0]))})" if len(edge) else ""))
         pre = regime[(regime.edge == "") & (regime.pre_asymptotic != "")]
         if len(pre):
             kinds = sorted({reason.split(" (")[0] for r in pre.pre_asymptotic for reason in r.split("; ")})
@@ -271,6 +271,17 @@ def _ruled_out(axis: str, group: pd.DataFrame, regime: pd.DataFrame, oracle: boo
     if "admission" in group and isinstance(group.admission.iloc[0], str):
         parts.append(f"class admission: {group.admission.iloc[0]}")
     return "; ".join(parts)
+
+
+def _edge_advice(edge: pd.DataFrame, d: int) -> str:
+    """What keeps such points: the key whose range stopped their optima (:func:`optimal_tunings`'s flags)."""
+    flags = " ".join(edge.edge)
+    advice = []
+    if "at the grid cap" in flags:
+        advice.append(f"raise law_free.G_max.{d} (where G_max, not the data cap G^d <= N, stopped the grid)")
+    if "on its grid edge" in flags:
+        advice.append("widen law_free.T_range")
+    return "to keep them, " + " and ".join(advice) if advice else "see points.csv, column edge"
 
 
 def _optima_in(axis: str, used: pd.DataFrame, win) -> str:
