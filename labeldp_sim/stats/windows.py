@@ -262,7 +262,8 @@ def fit_half_width(win) -> float:
 
 
 def shift_text(win) -> str:
-    """``the grid shifted by half its step: -0.671, -0.668 (in the CI)`` ('' where not folded)."""
+    """``its halves (the grid shifted by half its step): -0.671, -0.668, folded into its CI`` ('' where not
+    folded)."""
     even, odd = win.get("shift_slope_even", np.nan), win.get("shift_slope_odd", np.nan)
     if not (np.isfinite(even) and np.isfinite(odd)):
         return ""
