@@ -230,3 +230,17 @@ def test_choice_law_past_float_exact_counts(weight):
     reference = [_skellam_bias(N, rate, t, None if weight is None else weight / 2) for t in tilts]
     np.testing.assert_allclose(law.bias(tilts), reference, rtol=0, atol=2 * N * rate ** 2 + 1e-12)
     assert 1e-4 < min(reference) and max(reference) < 1 - 1e-7  # the tilts span the bias, not its ends
+
+
+@pytest.mark.parametrize("shifts", [2, 3, 4])
+def test_shifted_axis_classes_stay_on_the_fixed_partitions_lattice_where_shifts_divide_G(shifts):
+    """CubeArgmax.instance_grid's reason: with n shifts and n | G, an axis of all G bump cubes has at most
+    G_est/2 + 1 interval classes (offsets on the lattice 1/G_est, up to u -> -u), as one partition has;
+    with G prime to n G_est (211 is prime) the offsets fill the lattice 1/(n G_est) and the classes exceed
+    that bound."""
+    from labeldp_sim.papers.table1.families.tilt_geometry import axis_classes
+
+    for G_est in (37, 64, 100, 203, 256):
+        for G in (shifts * 13, shifts * 51):
+            assert len(axis_classes(G, G_est, np.arange(G), shifts)[1]["mult"]) <= G_est // 2 + 1
+        assert len(axis_classes(211, G_est, np.arange(211), shifts)[1]["mult"]) > G_est // 2 + 1

@@ -376,3 +376,37 @@ def test_law_free_shifts_set_the_cube_classifiers_partition_per_d(tmp_path):
     with pytest.raises(ConfigError) as err:
         validate_job(_compose(["experiment=reg_label_cdp", *base, "law_free.shifts={3: 2}"]))
     assert err.value.key == "law_free.shifts" and "cube_argmax" in str(err.value)
+
+
+@pytest.mark.parametrize("shifts", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("cap, per_octave", [(256, 3), (46, 3), (1000, 2), (1024, 4)])
+def test_instance_grid_moves_counts_to_multiples_of_the_shifts(shifts, cap, per_octave):
+    """CubeArgmax.instance_grid: the geometric grid with each value moved to the nearest multiple of the
+    shift count that is at most the cap and within half a grid step, where there is one; else unchanged."""
+    from labeldp_sim.papers.table1.estimators import CubeArgmax
+
+    geometric = geometric_grid(1, cap, per_octave)
+    moved = CubeArgmax(1.0, shifts).instance_grid(cap, per_octave)
+    assert np.all(np.diff(moved) > 0) and moved[-1] <= cap and moved[0] == 1
+    if shifts == 1:
+        np.testing.assert_array_equal(moved, geometric)
+    half_step = 2.0 ** (0.5 / per_octave)
+    for G in geometric:
+        candidates = [m for m in range(shifts, cap + 1, shifts) if max(m / G, G / m) < half_step]
+        # the nearest; a tie (G an odd multiple of shifts / 2) goes to the even quotient, as np.round
+        want = min(candidates, key=lambda m: (abs(m - G), (m // shifts) % 2)) if candidates else G
+        assert want in moved
+
+
+def test_law_free_instance_grid_follows_the_shifts_per_d(tmp_path):
+    """cls_full_cdp shifts its partition at d = 3 only: its instance counts there are the shifted
+    estimator's grid (203 -> 204, 161 -> 160 at G <= 256), at d = 1, 2 the geometric grid."""
+    spec = validate_job(_compose(["experiment=cls_full_cdp", f"paths.results_dir={tmp_path}", "mode=law_free"]))
+    for pt in spec.points:
+        cap = min(spec.G_max[pt.d], int(np.floor(pt.N ** (1.0 / pt.d) + 1e-9)))
+        grid = spec.estimator_at(pt.d).instance_grid(cap, spec.per_octave)
+        np.testing.assert_array_equal(spec.inst_grids[pt.id], [G for G in grid if spec.admitted[(pt.d, int(G))]])
+    deep = [pt for pt in spec.points if pt.d == 3]
+    assert {160, 204} <= set(spec.inst_grids[deep[-1].id]) and not {161, 203} & set(spec.inst_grids[deep[-1].id])
+    shallow = [pt for pt in spec.points if pt.d == 2]
+    assert 51 in set(spec.inst_grids[shallow[-1].id])

@@ -100,6 +100,14 @@ class Estimator(Component, ABC):
         ``law_free.G_max``); no exponent of the theory enters the grid.
         """
 
+    def instance_grid(self, G_cap: int, per_octave: int) -> np.ndarray:
+        """The instance cube counts G_inst the law-free search tries: 1 … ``G_cap``, ``per_octave`` per factor 2.
+
+        The worst case is taken over these instances; an estimator whose exact risk costs far
+        more at some cube counts than at their neighbours may move the grid's values off them.
+        """
+        return geometric_grid(1, G_cap, per_octave)
+
     @abstractmethod
     def log_bandwidth(self, log_tuning, N: int, d: int):
         """log h of the cube side (or neighbourhood) a tuning amounts to at N samples in d dimensions."""

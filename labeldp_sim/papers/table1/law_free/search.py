@@ -325,17 +325,18 @@ def build_law_free(cfg: DictConfig) -> LawFreeSpec:
     per_octave = settings["per_octave"]
     inst_grids, est_grids, fine_grids, admitted, margin = {}, {}, {}, {}, {}
     for d, dist in distributions.items():
-        margined = isinstance(dist, HolderBump)
-        margin[d] = dist.margin_constant if margined else float("nan")  # γβ > 1 raises here
-        for G in geometric_grid(1, settings["G_max"][d], per_octave):
-            # classification: the margin condition with C_γ; regression: a law of the class
-            # (the heavy-tailed (171) needs M_p/T_h^p <= 1 and |η| <= M_p T_h^(1-p))
-            admitted[(d, int(G))] = bool(dist.admitted(int(G)) if margined else dist.construction_valid(int(G)))
+        margin[d] = dist.margin_constant if isinstance(dist, HolderBump) else float("nan")  # γβ > 1 raises here
     for pt in points:
         cap = min(settings["G_max"][pt.d], int(np.floor(pt.N ** (1.0 / pt.d) + 1e-9)))
         check(cap >= 2, "law_free.G_max", settings["G_max"], f"room for G >= 2 at N = {pt.N:,}, d = {pt.d}")
-        grid = geometric_grid(1, cap, per_octave)
-        inst_grids[pt.id] = np.array([G for G in grid if admitted.get((pt.d, int(G)), True)])
+        dist, grid = distributions[pt.d], estimators[pt.d].instance_grid(cap, per_octave)
+        for G in grid:
+            if (pt.d, int(G)) not in admitted:
+                # classification: the margin condition with C_γ; regression: a law of the class
+                # (the heavy-tailed (171) needs M_p/T_h^p <= 1 and |η| <= M_p T_h^(1-p))
+                admitted[(pt.d, int(G))] = bool(dist.admitted(int(G)) if isinstance(dist, HolderBump)
+                                                else dist.construction_valid(int(G)))
+        inst_grids[pt.id] = np.array([G for G in grid if admitted[(pt.d, int(G))]])
         check(len(inst_grids[pt.id]) >= 3, "law_free.G_max", settings["G_max"],
               f"at least 3 admitted instance scales at N = {pt.N:,}, d = {pt.d}")
         est_grids[pt.id] = est.tuning_grid(pt.N, cap, per_octave)
