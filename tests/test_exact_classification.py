@@ -244,3 +244,19 @@ def test_shifted_axis_classes_stay_on_the_fixed_partitions_lattice_where_shifts_
         for G in (shifts * 13, shifts * 51):
             assert len(axis_classes(G, G_est, np.arange(G), shifts)[1]["mult"]) <= G_est // 2 + 1
         assert len(axis_classes(211, G_est, np.arange(211), shifts)[1]["mult"]) > G_est // 2 + 1
+
+
+@pytest.mark.parametrize("N, rate", [(10 ** 18, 0.9), (10 ** 18, 0.5), (10 ** 16, 1.0)])
+def test_choice_law_at_the_deepest_N_with_a_dense_step_rate(N, rate):
+    """N·rate near 10^18 (a whole-space cube, or a full-LDP cube every user's noise reaches): the live
+    interval of |φ|^N ends at t1 with 1 − cos t1 ~ 45/(N rate), below float64's resolution of 1 − x,
+    where arccos(1 − x) gave t1 = 0 and Ψ = NaN.  Against the normal limit with its Berry–Esseen
+    bound: |Ψ − (1 − 2Φ(−z))| ≤ 2 · 0.4748 ρ / (σ^3 √N), ρ = E|V − EV|^3 ≤ σ^2 (1 + |EV|) (Shevtsova 2011)."""
+    law = ChoiceLaw(N, rate, 1.0, None)
+    drift = np.geomspace(0.01, 5, 8) * np.sqrt(rate / N)          # z from 0.01 to 5
+    sigma = np.sqrt(rate - drift ** 2)
+    z = drift * np.sqrt(N) / sigma
+    bound = 2 * 0.4748 * (1 + drift) / (sigma * np.sqrt(N))
+    got = law.bias(drift)
+    np.testing.assert_array_less(np.abs(got - (1 - 2 * stats.norm.cdf(-z))), bound)
+    assert 1e-3 < got.min() and got.max() < 1 - 1e-7

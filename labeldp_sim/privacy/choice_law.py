@@ -219,11 +219,16 @@ def _live_intervals(N, s, u_max):
     x2 = (a1 + root) / (2.0 * a2) if a2 > 0 else np.inf
     if x1 >= 2.0:
         return [(0.0, np.pi)]
-    t1 = float(np.arccos(1.0 - x1))
+    t1 = _angle(x1)
     if x2 >= 2.0:
         return [(0.0, t1)]
-    t2 = float(np.arccos(1.0 - x2))
-    return [(0.0, t1), (t2, np.pi)]
+    return [(0.0, t1), (_angle(x2), np.pi)]
+
+
+def _angle(x):
+    """t ∈ [0, π] with 1 − cos t = x, as 2 arcsin √(x/2): arccos(1 − x) loses x below 2^-53 to the
+    rounding of 1 − x (x1 ~ 45/(N rate) reaches it at N·rate ≈ 10^18, which gave t1 = 0: no live interval)."""
+    return float(2.0 * np.arcsin(np.sqrt(0.5 * x)))
 
 
 def _phase_variation(N, s, a, b):
