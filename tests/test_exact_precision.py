@@ -234,3 +234,19 @@ def test_the_argmax_risk_is_zero_within_its_error_and_an_error_beyond():
     Flat.law = type("L", (), {"N": 10})()
     with pytest.raises(ValueError, match="negative expected risk"):
         Flat(1e-6).expected_risk(measure)
+
+
+def test_the_count_law_quadrature_uses_scipy_s_nodes_computed_once_and_kept_read_only():
+    from scipy import special
+
+    from labeldp_sim.privacy import count_law
+
+    law = count_law.CountLaw(10**12, 0.25)
+    assert not law.summed  # Nμ far above the summation window: the quadrature branch
+    x, w = special.roots_hermitenorm(count_law.NODES)
+    n = law.mean + np.sqrt(law.variance) * x
+    for f in (lambda n: 1.0 / n, lambda n: n / np.maximum(n, law.mean / 4)):
+        # the same operations on the same nodes: equal to the last bit
+        assert law.expect(f) == float(np.sum(w * f(n)) / np.sqrt(2 * np.pi))
+    with pytest.raises(ValueError):  # no caller can alter the nodes every later law reads
+        count_law._HERMITE_X[0] = 0.0

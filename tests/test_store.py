@@ -45,6 +45,26 @@ def test_records_round_trip_with_their_types(tmp_path):
     assert back.config_key.map(type).eq(str).all()  # a key that looks like a number stays a string
 
 
+@pytest.mark.parametrize("column, values", [
+    (Column("t", "TEXT"), ["a", "b"]),  # every value a str: the fast path
+    (Column("t", "TEXT"), ["a", None, np.nan, 3, 2.5]),  # missing values and numbers as text
+    (Column("t", "TEXT"), pd.array(["a", None], dtype="string")),
+    (Column("r", "REAL"), [0.1, -0.0, np.nan, 3]),
+    (Column("r", "REAL"), ["0.5", None]),
+    (Column("i", "INTEGER"), [1, 2]),
+    (Column("i", "INTEGER"), [1.0, np.nan]),
+    (Column("b", "BOOLEAN"), [True, False]),
+])
+def test_a_whole_column_converts_as_each_value_alone(column, values):
+    from labeldp_sim.harness.store.schema import _to_sql, column_to_sql
+
+    series = pd.Series(values)
+    converted = column_to_sql(series, column)
+    alone = [_to_sql(v, column) for v in series.tolist()]
+    # the checksum is of the repr of these values: equal and of one type, value by value
+    assert repr(converted) == repr(alone)
+
+
 def test_a_key_is_stored_once_first_write_wins_unless_replacing(tmp_path):
     store = TrialStore(tmp_path / "s.sqlite")
     store.write(SCHEMA, _frame(["a-0"], value=1.0))

@@ -170,7 +170,8 @@ def execute(plan: Plan, store: TrialStore) -> tuple[pd.DataFrame, RunStats]:
     computed = stored_now[0]
 
     # the reused records were verified by the first load; the others were written just now
-    records = store.load(schema, plan.experiment, plan.config_key, verify=False)
+    records = (store.load(schema, plan.experiment, plan.config_key, verify=False) if todo
+               else reused_frame)  # nothing was written: the store holds what the first load read
     keys = list(records[list(schema.row_key)].itertuples(index=False, name=None))
     order = {key: i for i, key in enumerate(wanted)}
     position = np.array([order.get(key, -1) for key in keys], dtype=np.int64)

@@ -72,11 +72,15 @@ class _Row(NamedTuple):
     labelled: list
 
 
-def _row_plan(spec, point, G_inst: int) -> list:
-    """The rows of one replicate at ``G_inst``: the grid instance's, and (at the first G_inst) the law's."""
+def _row_plan(spec, point, G_inst: int, oracle: list | None = None) -> list:
+    """The rows of one replicate at ``G_inst``: the grid instance's, and (at the first G_inst) the law's.
+
+    ``oracle``: the point's ``spec.oracle_columns(point)``, where the caller has them already (they
+    are the same at every G_inst, and building them is most of a plan's cost)."""
     law = ("law", spec.law_column(point))
+    oracle = spec.oracle_columns(point) if oracle is None else oracle
     plan = [_Row("grid", int(G_inst), int(G_inst), spec.admitted.get((point.d, int(G_inst)), True),
-                 [("oracle", c) for c in spec.oracle_columns(point)] + [law])]
+                 [("oracle", c) for c in oracle] + [law])]
     if G_inst == spec.inst_grids[point.id][0]:  # the law's instance, once per replicate
         plan.append(_Row("law", int(point.G), LAW_SLOT + int(point.G), True, [law]))
     return plan
@@ -100,11 +104,11 @@ def _refined_slots(spec, d: int) -> list:
     return [j for k in range(1, spec.refine_for(d)) for j in (-k, k)]
 
 
-def _exact_row_plan(spec, point, G_inst: int) -> list:
+def _exact_row_plan(spec, point, G_inst: int, oracle: list | None = None) -> list:
     """:func:`_row_plan` of the exact path: where T is searched, one oracle column per tuning whose
     clip level is resolved in the task (:func:`_best_clip`), keyed without its T; then the refined
     oracle columns (:func:`_refined_tunings`), keyed by their slot."""
-    plan = _row_plan(spec, point, G_inst)
+    plan = _row_plan(spec, point, G_inst, oracle)
     grid, law = plan[0], plan[0].labelled[-1]
     T_key = RESOLVED if spec.searches_T else None
     oracle = grid.labelled[:-1]
@@ -187,7 +191,8 @@ def _run_exact(spec, point, fixed) -> pd.DataFrame:
     G_all = np.asarray(spec.inst_grids[point.id])
     admitted = np.array([spec.admitted.get((point.d, int(G)), True) for G in G_all])
     coarse = {int(t): _oracle_column(spec, point, int(t), G_all, admitted) for t in spec.est_grids[point.id]}
-    plans = [_exact_row_plan(spec, point, int(G)) for G in G_all]
+    oracle = spec.oracle_columns(point)
+    plans = [_exact_row_plan(spec, point, int(G), oracle) for G in G_all]
     risks = {}  # (role, G, label) -> (columns, risks, seconds per entry)
     for plan in plans:
         for row in plan:
@@ -224,8 +229,9 @@ def _run_exact(spec, point, fixed) -> pd.DataFrame:
 def _run_unit(spec, point, G_inst, reps, fixed) -> pd.DataFrame:
     dist = spec.distributions[point.d]
     rows = []
+    plan = _row_plan(spec, point, G_inst)
     for r in reps:
-        for role, G, tag, admitted, labelled in _row_plan(spec, point, G_inst):
+        for role, G, tag, admitted, labelled in plan:
             draws = CommonDraws(spec.seed, point, r, tag, spec.n_test)
             start = time.perf_counter()
             instance = dist.draw(draws.instance, G)
@@ -254,10 +260,12 @@ class LawFreePlan(Plan):
         super().__init__(spec)
         self.experiment = f"minimax/{spec.name}"  # its own rows in the store, beside the law-tied run
         self._units = {}  # seed_key -> (point, G_inst, replicate)
+        row_plan = _exact_row_plan if spec.exact else _row_plan
         for point in spec.points:
+            oracle = spec.oracle_columns(point)
             for G_inst in spec.inst_grids[point.id]:
+                rows = row_plan(spec, point, int(G_inst), oracle)
                 for r in range(spec.replicates):
-                    rows = (_exact_row_plan if spec.exact else _row_plan)(spec, point, int(G_inst))
                     for role, G, _, _, labelled in rows:
                         for label, column in labelled:
                             self._units[_key(spec, point, r, role, G, label, column)] = (point, int(G_inst), r)
