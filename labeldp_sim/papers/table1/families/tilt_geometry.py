@@ -160,7 +160,13 @@ def product_types(d, G, G_est, axes, beta, shifts=1) -> TypeTable:
     class counts, so the counts over the n^d shifts average axis by axis: the counts are then the
     expected numbers of cubes of each type, and the measure the shift-averaged one.
     """
-    per_axis = [axis_classes(G, G_est, S, shifts) for S in axes]
+    # axes with the same bump coordinates (often every axis: the whole bump set) have the same classes
+    by_coordinates = {}
+    for S in axes:
+        key = np.asarray(S, dtype=np.int64).tobytes()
+        if key not in by_coordinates:
+            by_coordinates[key] = axis_classes(G, G_est, S, shifts)
+    per_axis = [by_coordinates[np.asarray(S, dtype=np.int64).tobytes()] for S in axes]
     pieces = [p for p, _ in per_axis]
     classes = [c for _, c in per_axis]
     rows_cls, rows_count = [], []
