@@ -260,3 +260,14 @@ def test_choice_law_at_the_deepest_N_with_a_dense_step_rate(N, rate):
     got = law.bias(drift)
     np.testing.assert_array_less(np.abs(got - (1 - 2 * stats.norm.cdf(-z))), bound)
     assert 1e-3 < got.min() and got.max() < 1 - 1e-7
+
+
+def test_signature_rows_are_grouped_as_numpy_groups_them():
+    """The coded row-wise unique of the tilt laws gives numpy's distinct rows, order and inverse."""
+    rng = np.random.default_rng(7)
+    for width, top in ((1, 3), (3, 40), (6, 1000), (12, 2 ** 40)):  # the last past the code's 62 bits
+        rows = rng.integers(1, top, size=(500, width))
+        rows[250:] = rows[:250]  # repeated rows
+        got, inverse = argmax_law._unique_rows(rows)
+        want, want_inverse = np.unique(rows, axis=0, return_inverse=True)
+        assert np.array_equal(got, want) and np.array_equal(inverse, want_inverse.ravel())

@@ -148,7 +148,15 @@ def _half_normal(sigma, count):
 
 
 def _signature_law(mult):
-    """The law of X_g = 2 B_g − m_g, B_g ~ Bin(m_g, ½) independent: (X (k, S), probabilities (S,)) or None.
+    """:func:`_signature_of` of the counts ``mult`` (any sequence of ints), kept: cubes of many types
+    share a signature.  The arrays are read-only."""
+    return _signature_of(tuple(int(m) for m in mult), EXACT_SUPPORT)
+
+
+@lru_cache(maxsize=256)  # a law has at most EXACT_SUPPORT values: a few MB at the very most
+def _signature_of(mult, max_support):
+    """The law of X_g = 2 B_g − m_g, B_g ~ Bin(m_g, ½) independent: (X (k, S), probabilities (S,)), or
+    None where it has more than ``max_support`` values (the caller's ``EXACT_SUPPORT``: a key of the cache).
 
     Each binomial is cut at ±40 standard deviations (mass < e^-800 left out).  X and −X have
     the same probability and give the same |D|: only the first of each pair is kept, twice.
@@ -160,14 +168,34 @@ def _signature_law(mult):
         axes.append(2.0 * j - m)
         logp.append(gammaln(m + 1) - gammaln(j + 1) - gammaln(m - j + 1) - m * np.log(2.0))
         support *= len(j)
-    if support > EXACT_SUPPORT:
+    if support > max_support:
         return None
     X = np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")])
     prob = np.exp(sum(g.ravel() for g in np.meshgrid(*logp, indexing="ij")))
     nonzero = X != 0
     first = np.where(nonzero.any(axis=0), X[np.argmax(nonzero, axis=0), np.arange(X.shape[1])], 0.0)
     keep = first >= 0
-    return X[:, keep], np.where(first[keep] > 0, 2.0, 1.0) * prob[keep]
+    X, prob = X[:, keep], np.where(first[keep] > 0, 2.0, 1.0) * prob[keep]
+    X.flags.writeable = prob.flags.writeable = False
+    return X, prob
+
+
+def _unique_rows(rows):
+    """``np.unique(rows, axis=0, return_inverse=True)`` for rows of non-negative integers.
+
+    Each row is coded as one integer in base max + 1, whose order is the rows' lexicographic order,
+    so the distinct rows come out in the same order; numpy's row-wise unique sorts the rows as opaque
+    bytes, most of a shifted classification cell's tilt-measure time.
+    """
+    base, width = int(rows.max()) + 1, rows.shape[1]
+    if width * np.log2(base) >= 62:
+        uniq, inv = np.unique(rows, axis=0, return_inverse=True)
+        return uniq, inv.ravel()
+    code = np.zeros(len(rows), np.int64)
+    for j in range(width):
+        code = code * base + rows[:, j]
+    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+    return rows[first], inv.ravel()
 
 
 def _merge_equal(owner, W, mult):
@@ -215,7 +243,7 @@ def tilt_laws(types, scale=1.0) -> TiltMeasure:
         if (mult[cols] == 1).all():  # the common case: each bump once
             sigs, which = np.ones((1, n_groups), np.int64), np.zeros(len(cubes), np.int64)
         else:
-            sigs, which = np.unique(mult[cols], axis=0, return_inverse=True)
+            sigs, which = _unique_rows(mult[cols])
         for s, sig in enumerate(sigs):
             rows = cols[which.ravel() == s]
             law = _signature_law(sig)

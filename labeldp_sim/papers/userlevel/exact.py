@@ -52,6 +52,10 @@ __all__ = ["decoded_variance", "alg1_expected_error", "stage_one_choice", "user_
            "classification_risk", "clipped_normal_moments", "regression_risk_gaussian", "GH_NODES"]
 
 GH_NODES = 48  # Gauss–Hermite nodes over p̂: the integrand is smooth in p̂ (error < 1e-12 relative)
+# computed once, not per call (numpy solves an eigenproblem for them each time); the weights sum to 1
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(GH_NODES)
+_GH_W = _GH_W / _GH_W.sum()
+_GH_X.flags.writeable = _GH_W.flags.writeable = False
 
 
 FWHT_BATCH = 1 << 22  # entries of the groups × K matrix transformed at once (32 MiB of float64)
@@ -284,8 +288,7 @@ def regression_risk_gaussian(mom, sd_q: float, sd_p: float, T: float) -> float:
     Gauss–Hermite (``GH_NODES`` nodes), over q̂_b given p̂_b in closed form
     (:func:`clipped_normal_moments` of q̂_b/p̂_b ~ N(q_b/p̂_b, (sd_q/p̂_b)²)).
     """
-    x, wts = np.polynomial.hermite_e.hermegauss(GH_NODES)
-    wts = wts / wts.sum()
+    x, wts = _GH_X, _GH_W
     p, q = np.asarray(mom.p, dtype=float), np.asarray(mom.q, dtype=float)
     first = np.zeros_like(q)
     second = np.zeros_like(q)
